@@ -1,0 +1,23 @@
+// Small file helpers shared by every writer and reader: atomic writes and JSON with
+// error messages that name the file, line and column.
+#pragma once
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace strata::io {
+
+// Writes content to PATH via a temporary file in the same directory, fsync, rename.
+void write_file_atomic(const std::string& path, std::string_view content);
+// The same, writing the concatenation of parts: large payloads (tensor data) are written
+// from where they live instead of being copied into one string first.
+void write_file_atomic(const std::string& path, std::span<const std::string_view> parts);
+
+std::string read_file(const std::string& path);  // throws strata::Error naming the path
+
+// Parses a JSON file; errors read "<path>: invalid JSON at line L, column C: <reason>".
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace strata::io

@@ -1,0 +1,140 @@
+// Multi-head self-attention core. Work is split over (batch, head) pairs: each pair's
+// products are small (T x HS x T), so one single-threaded GEMM per pair inside an OpenMP
+// loop beats threading each GEMM (docs/gemm.md; OpenBLAS runs single-threaded inside a
+// parallel region). Scale, mask and softmax are fused into one pass over each score row.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/dropout_mask.h"
+#include "kernels/ops.h"
+
+namespace strata::kernels {
+
+namespace {
+
+// Row-wise masked softmax in place. Masked keys get exactly 0; a row with no valid key is
+// uniform, which is what HF's additive finfo.min mask produces.
+template <typename T>
+void masked_softmax_rows(T* S, const int32_t* key_mask, int T_) {
+  int valid = 0;
+  for (int j = 0; j < T_; ++j) valid += key_mask[j] != 0;
+  for (int i = 0; i < T_; ++i) {
+    T* row = S + static_cast<size_t>(i) * T_;
+    if (valid == 0) {
+      std::fill(row, row + T_, T(1) / T(T_));
+      continue;
+    }
+    T mx = -std::numeric_limits<T>::infinity();
+    for (int j = 0; j < T_; ++j)
+      if (key_mask[j]) mx = std::max(mx, row[j]);
+    T sum = 0;
+    for (int j = 0; j < T_; ++j) {
+      const T e = key_mask[j] ? std::exp(row[j] - mx) : T(0);
+      row[j] = e;
+      sum += e;
+    }
+    const T inv = T(1) / sum;
+    for (int j = 0; j < T_; ++j) row[j] *= inv;
+  }
+}
+
+struct Geometry {
+  int B, T, C, NH, HS;
+  size_t ld3() const { return static_cast<size_t>(3 * C); }
+  size_t probs_offset(int b, int h) const { return (static_cast<size_t>(b) * NH + h) * T * T; }
+  size_t row0(int b) const { return static_cast<size_t>(b) * T; }
+};
+
+}  // namespace
+
+template <typename T>
+void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx) {
+  const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH};
+  const T scale = T(1) / std::sqrt(T(g.HS));
+  const DropoutMask drop(s.dropout_p, s.seed, s.stream);
+  const int ld3 = 3 * g.C;
+#pragma omp parallel
+  {
+    std::vector<T> dropped(s.dropout_p > 0 ? static_cast<size_t>(g.T) * g.T : 0);
+#pragma omp for collapse(2) schedule(static)
+    for (int b = 0; b < g.B; ++b) {
+      for (int h = 0; h < g.NH; ++h) {
+        const T* q = qkv + g.row0(b) * g.ld3() + h * g.HS;
+        const T* k = q + g.C;
+        const T* v = q + 2 * g.C;
+        T* P = probs + g.probs_offset(b, h);
+        gemm<T>(false, true, g.T, g.T, g.HS, scale, q, ld3, k, ld3, T(0), P, g.T);
+        masked_softmax_rows(P, mask + g.row0(b), g.T);
+        const T* Pd = P;
+        if (s.dropout_p > 0) {
+          const size_t base = g.probs_offset(b, h);
+          for (size_t i = 0; i < dropped.size(); ++i) dropped[i] = drop.apply(P[i], base + i);
+          Pd = dropped.data();
+        }
+        gemm<T>(false, false, g.T, g.HS, g.T, T(1), Pd, g.T, v, ld3, T(0),
+                ctx + g.row0(b) * g.C + h * g.HS, g.C);
+      }
+    }
+  }
+}
+
+template <typename T>
+void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* dctx, T* dqkv) {
+  const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH};
+  const T scale = T(1) / std::sqrt(T(g.HS));
+  const DropoutMask drop(s.dropout_p, s.seed, s.stream);
+  const int ld3 = 3 * g.C;
+#pragma omp parallel
+  {
+    const size_t TT = static_cast<size_t>(g.T) * g.T;
+    std::vector<T> dropped(s.dropout_p > 0 ? TT : 0), dS(TT);
+#pragma omp for collapse(2) schedule(static)
+    for (int b = 0; b < g.B; ++b) {
+      for (int h = 0; h < g.NH; ++h) {
+        const size_t off = g.row0(b) * g.ld3() + h * g.HS;
+        const T* q = qkv + off;
+        const T* k = q + g.C;
+        const T* v = q + 2 * g.C;
+        T* dq = dqkv + off;
+        T* dk = dq + g.C;
+        T* dv = dq + 2 * g.C;
+        const T* P = probs + g.probs_offset(b, h);
+        const T* dO = dctx + g.row0(b) * g.C + h * g.HS;
+        const T* Pd = P;
+        if (s.dropout_p > 0) {
+          const size_t base = g.probs_offset(b, h);
+          for (size_t i = 0; i < TT; ++i) dropped[i] = drop.apply(P[i], base + i);
+          Pd = dropped.data();
+        }
+        // dV = Pd^T dO ; dPd = dO V^T
+        gemm<T>(true, false, g.T, g.HS, g.T, T(1), Pd, g.T, dO, g.C, T(0), dv, ld3);
+        gemm<T>(false, true, g.T, g.T, g.HS, T(1), dO, g.C, v, ld3, T(0), dS.data(), g.T);
+        // dS = P * (dP - rowsum(dP * P)), dP = dropout_backward(dPd)
+        const size_t base = g.probs_offset(b, h);
+        for (int i = 0; i < g.T; ++i) {
+          T* row = dS.data() + static_cast<size_t>(i) * g.T;
+          const T* prow = P + static_cast<size_t>(i) * g.T;
+          T dot = 0;
+          for (int j = 0; j < g.T; ++j) {
+            row[j] = drop.apply(row[j], base + static_cast<size_t>(i) * g.T + j);
+            dot += row[j] * prow[j];
+          }
+          for (int j = 0; j < g.T; ++j) row[j] = prow[j] * (row[j] - dot);
+        }
+        // dQ = scale dS K ; dK = scale dS^T Q
+        gemm<T>(false, false, g.T, g.HS, g.T, scale, dS.data(), g.T, k, ld3, T(0), dq, ld3);
+        gemm<T>(true, false, g.T, g.HS, g.T, scale, dS.data(), g.T, q, ld3, T(0), dk, ld3);
+      }
+    }
+  }
+}
+
+template void attention_forward<float>(const AttentionShape&, const float*, const int32_t*, float*, float*);
+template void attention_forward<double>(const AttentionShape&, const double*, const int32_t*, double*, double*);
+template void attention_backward<float>(const AttentionShape&, const float*, const float*, const float*, float*);
+template void attention_backward<double>(const AttentionShape&, const double*, const double*, const double*,
+                                         double*);
+
+}  // namespace strata::kernels

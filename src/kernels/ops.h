@@ -1,0 +1,136 @@
+// The op interface every layer calls through. Layers never call a BLAS or CUDA function
+// directly; kernels/cpu/ implements these for the CPU (fp32 for training, fp64 for gradient
+// checks). All tensors are dense row-major; shapes use the letters
+//   N = rows (tokens, B*T), B = batch, T = sequence, C = channels, NH = heads, HS = C/NH,
+//   F = FFN width, V = vocabulary / classes.
+// Accumulation contract (as in llm.c): a backward op WRITES its input gradient (=) and ADDS
+// into parameter gradients (+=), unless a comment says otherwise. Every op is deterministic
+// and gives bit-identical results for any thread count: reductions over rows run in a fixed
+// order, parallel work is split only along independent outputs.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::kernels {
+
+// ---- threads -------------------------------------------------------------------------
+void set_num_threads(int n);  // OpenMP and BLAS; n <= 0 means all cores
+int num_threads();
+
+// ---- matrix products -----------------------------------------------------------------
+// C[M,N] = alpha * op(A) * op(B) + beta * C; op(X) = X or X^T; leading dimensions in elements.
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B,
+          int ldb, T beta, T* C, int ldc);
+
+// Linear layer, PyTorch layout: W [out, in], y[N,out] = x[N,in] W^T + b (b may be null).
+template <typename T>
+void linear_forward(const T* x, const T* W, const T* b, T* y, int N, int in, int out);
+// dx = dy W (skipped when dx is null); dW += dy^T x; db += column sums of dy (if db).
+template <typename T>
+void linear_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int N, int in,
+                     int out);
+
+// ---- normalisation -------------------------------------------------------------------
+// y = (x - mean) * rstd * gamma + beta over the last dim; saves mean[N], rstd[N].
+template <typename T>
+void layernorm_forward(const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd, int N,
+                       int C, double eps);
+// dx = (written); dgamma, dbeta +=.
+template <typename T>
+void layernorm_backward(const T* x, const T* gamma, const T* mean, const T* rstd, const T* dy,
+                        T* dx, T* dgamma, T* dbeta, int N, int C);
+
+// ---- activations ---------------------------------------------------------------------
+// The activations HF configs name in hidden_act / activation.
+enum class Activation { GeluErf, GeluTanh, Relu, Silu, Tanh };
+// Parses "gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu", "silu", "swish", "tanh";
+// returns false for anything else.
+bool parse_activation(const char* name, Activation* out);
+
+template <typename T>
+void activation_forward(Activation a, const T* x, T* y, size_t n);
+// dx = dy * act'(x); dx may alias dy.
+template <typename T>
+void activation_backward(Activation a, const T* x, const T* dy, T* dx, size_t n);
+
+// y[N,out] = act(x W^T + b): the GEMM, then bias and activation in one pass over y.
+// pre[N,out] receives x W^T + b (needed by the backward); y and pre may not alias.
+template <typename T>
+void linear_act_forward(Activation a, const T* x, const T* W, const T* b, T* pre, T* y, int N,
+                        int in, int out);
+
+// ---- dropout (counter-based, so masks are recomputed in backward, never stored) -------
+// Element i of stream `stream` is kept iff uniform(seed, stream, i) >= p; kept values are
+// scaled by 1/(1-p). p == 0 is the identity. x and y may alias.
+template <typename T>
+void dropout_forward(const T* x, T* y, size_t n, float p, uint64_t seed, uint64_t stream);
+// dx = dy * mask / (1-p) for the same (seed, stream); dx may alias dy.
+template <typename T>
+void dropout_backward(const T* dy, T* dx, size_t n, float p, uint64_t seed, uint64_t stream);
+
+// ---- attention -----------------------------------------------------------------------
+// Bidirectional multi-head self-attention core on a fused projection qkv[B*T, 3C]
+// (q | k | v along the channel axis, head h at columns h*HS of each). Key positions with
+// mask[b,t] == 0 get probability 0 (a row with no valid key attends uniformly, as HF's
+// additive large-negative mask does). probs[B,NH,T,T] receives softmax(q k^T * scale)
+// before dropout; ctx[B*T, C] = dropout(probs) v.
+struct AttentionShape {
+  int B, T, C, NH;
+  float dropout_p;
+  uint64_t seed, stream;  // dropout stream for this layer
+};
+template <typename T>
+void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx);
+// dqkv[B*T,3C] is written.
+template <typename T>
+void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* dctx,
+                        T* dqkv);
+
+// ---- embeddings ----------------------------------------------------------------------
+// out[n,:] += table[ids[n], :] for n < N. Callers check ids are in range.
+template <typename T>
+void embedding_forward(const int32_t* ids, const T* table, T* out, int N, int C);
+// dtable[ids[n], :] += dout[n, :], skipping ids equal to skip_id (nn.Embedding's padding_idx;
+// pass -1 for none). Parallel over channels, sequential over n: deterministic.
+template <typename T>
+void embedding_backward(const int32_t* ids, const T* dout, T* dtable, int N, int C, int skip_id);
+
+// ---- losses: return sum(loss) / norm and write dlogits = d(that)/dlogits if non-null --------
+// Single-label cross entropy over V classes; rows whose label == -100 are ignored.
+template <typename T>
+double cross_entropy(const T* logits, const int32_t* labels, T* dlogits, int N, int V, double norm);
+// Mean-squared error between x[n] and target[n].
+template <typename T>
+double mse(const T* x, const float* target, T* dx, size_t n, double norm);
+// Binary cross entropy with logits, element-wise, numerically stable.
+template <typename T>
+double bce_with_logits(const T* x, const float* target, T* dx, size_t n, double norm);
+
+// ---- optimizers, fused over a contiguous slice of the flat buffers -------------------
+struct AdamWParams {
+  double lr, beta1, beta2, eps, weight_decay;
+  int64_t step;  // 1-based step number after increment (bias correction)
+};
+// PyTorch AdamW: p *= 1 - lr*wd; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+// p -= lr / (1-b1^t) * m / (sqrt(v) / sqrt(1-b2^t) + eps).
+template <typename T>
+void adamw_update(T* p, const T* g, T* m, T* v, size_t n, const AdamWParams& a);
+struct SGDParams {
+  double lr, momentum, dampening, weight_decay;
+  bool nesterov;
+  bool first_step;  // momentum buffer starts as the first gradient, as in PyTorch
+};
+// PyTorch SGD: d = g + wd p; buf = momentum buf + (1-dampening) d; d = nesterov ? d + momentum buf : buf; p -= lr d.
+template <typename T>
+void sgd_update(T* p, const T* g, T* buf, size_t n, const SGDParams& a);
+
+// ---- small helpers -------------------------------------------------------------------
+template <typename T>
+double sum_squares(const T* x, size_t n);  // fixed-order blocked sum, in double
+template <typename T>
+void scale(T* x, size_t n, T s);
+template <typename T>
+void add(const T* a, const T* b, T* y, size_t n);  // y = a + b; y may alias a or b
+
+}  // namespace strata::kernels
