@@ -1,0 +1,88 @@
+#include "cli/batch_json.h"
+
+#include "io/files.h"
+#include "util/error.h"
+
+namespace strata::cli {
+
+namespace {
+
+// Reads a [rows x cols] integer matrix, checking every row has the same length.
+std::vector<int32_t> int_matrix(const nlohmann::json& j, const char* key, const std::string& src, int* rows,
+                                int* cols) {
+  if (!j.is_array() || j.empty()) fail(src, ": '", key, "' must be a non-empty list of lists of integers");
+  std::vector<int32_t> out;
+  for (size_t r = 0; r < j.size(); ++r) {
+    const auto& row = j[r];
+    if (!row.is_array()) fail(src, ": '", key, "'[", r, "] must be a list of integers");
+    if (r == 0) *cols = static_cast<int>(row.size());
+    if (static_cast<int>(row.size()) != *cols)
+      fail(src, ": '", key, "' is ragged: row ", r, " has ", row.size(), " entries, row 0 has ", *cols,
+           " (pad every row to the same length)");
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (!row[c].is_number_integer()) fail(src, ": '", key, "'[", r, "][", c, "] = ", row[c].dump(), " is not an integer");
+      out.push_back(row[c].get<int32_t>());
+    }
+  }
+  *rows = static_cast<int>(j.size());
+  return out;
+}
+
+std::vector<int32_t> same_shape(const nlohmann::json& j, const char* key, const std::string& src, int B, int T) {
+  int r = 0, c = 0;
+  auto m = int_matrix(j, key, src, &r, &c);
+  if (r != B || c != T) fail(src, ": '", key, "' is [", r, " x ", c, "] but input_ids is [", B, " x ", T, "]");
+  return m;
+}
+
+void flatten_numbers(const nlohmann::json& j, const std::string& src, std::vector<float>& out) {
+  if (j.is_array()) {
+    for (const auto& v : j) flatten_numbers(v, src, out);
+  } else if (j.is_number()) {
+    out.push_back(j.get<float>());
+  } else {
+    fail(src, ": 'labels' holds ", j.dump(), "; expected numbers");
+  }
+}
+
+}  // namespace
+
+Batch read_batch_json(const std::string& path, const ModelConfig& cfg) {
+  const nlohmann::json j = io::read_json_file(path);
+  if (!j.is_object()) fail(path, ": expected a JSON object with input_ids, attention_mask, ...");
+  for (const auto& [k, v] : j.items())
+    if (k != "input_ids" && k != "attention_mask" && k != "token_type_ids" && k != "labels")
+      fail(path, ": unknown key '", k, "' (expected input_ids, attention_mask, token_type_ids, labels)");
+  if (!j.contains("input_ids")) fail(path, ": 'input_ids' is missing");
+  Batch b;
+  b.input_ids = int_matrix(j["input_ids"], "input_ids", path, &b.B, &b.T);
+  const size_t n = b.input_ids.size();
+  b.attention_mask = j.contains("attention_mask") ? same_shape(j["attention_mask"], "attention_mask", path, b.B, b.T)
+                                                  : std::vector<int32_t>(n, 1);
+  b.token_type_ids = j.contains("token_type_ids") ? same_shape(j["token_type_ids"], "token_type_ids", path, b.B, b.T)
+                                                  : std::vector<int32_t>(n, 0);
+  if (j.contains("labels")) {
+    const auto& l = j["labels"];
+    if (cfg.task == Task::MaskedLM) {
+      b.labels = same_shape(l, "labels", path, b.B, b.T);
+    } else {
+      const bool nested = l.is_array() && !l.empty() && l[0].is_array();
+      const bool floats = cfg.problem_type == ProblemType::Regression ||
+                          cfg.problem_type == ProblemType::MultiLabel || nested ||
+                          (cfg.problem_type == ProblemType::Unset && cfg.num_labels == 1);
+      if (floats) {
+        flatten_numbers(l, path, b.float_labels);
+      } else {
+        if (!l.is_array()) fail(path, ": 'labels' must be a list with one class id per row");
+        for (const auto& v : l) {
+          if (!v.is_number_integer()) fail(path, ": 'labels' holds ", v.dump(), "; expected integer class ids");
+          b.labels.push_back(v.get<int32_t>());
+        }
+      }
+    }
+  }
+  check_batch(cfg, b, path);
+  return b;
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,51 @@
+// `strata info DIR`: what a model directory holds and what training it will cost.
+#include <cstdio>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "models/encoder_model.h"
+#include "models/memory_estimate.h"
+#include "util/error.h"
+
+namespace strata::cli {
+
+namespace {
+double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+  const Args a("info", argc, argv, {"batch", "seq"}, {});
+  if (a.positional().size() != 1) fail("strata info: expected one model directory, e.g. strata info models/bert");
+  const std::string dir = a.positional()[0];
+  const ModelConfig cfg = load_model_config(dir);
+  const int B = a.int_or("batch", 32), T = a.int_or("seq", 128);
+  if (B <= 0 || T <= 0) fail("strata info: --batch and --seq must be positive");
+  // The parameter table is built without allocating the model.
+  const EncoderModel<float> shape_only(cfg);
+  const size_t n = shape_only.table().total();
+  size_t embedding = 0;
+  for (const auto& e : shape_only.table().entries())
+    if (e.name.find("embeddings.") != std::string::npos) embedding += e.numel;
+
+  std::printf("model          %s\n", dir.c_str());
+  std::printf("architecture   %s (model_type %s)\n", cfg.architecture().c_str(), cfg.model_type.c_str());
+  std::printf("shape          %d layers, hidden %d, %d heads, FFN %d, vocab %d, %d positions, act %s\n",
+              cfg.num_layers, cfg.hidden_size, cfg.num_heads, cfg.intermediate_size, cfg.vocab_size,
+              cfg.max_position_embeddings, cfg.hidden_act.c_str());
+  if (cfg.task == Task::SequenceClassification)
+    std::printf("head           %d labels, problem_type %s\n", cfg.num_labels,
+                cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));
+  std::printf("parameters     %zu (%.2fM; %.2fM in embeddings, %.2fM in the rest)\n", n, n / 1e6, embedding / 1e6,
+              (n - embedding) / 1e6);
+  const MemoryEstimate m = estimate_training_memory(cfg, n, B, T);
+  std::printf("training memory, fp32 + AdamW, batch %d x seq %d:\n", B, T);
+  std::printf("  parameters       %9.1f MiB\n", mib(m.parameters));
+  std::printf("  gradients        %9.1f MiB\n", mib(m.gradients));
+  std::printf("  optimizer state  %9.1f MiB\n", mib(m.optimizer_state));
+  std::printf("  activations      %9.1f MiB\n", mib(m.activations));
+  std::printf("  backward scratch %9.1f MiB\n", mib(m.scratch));
+  std::printf("  total            %9.1f MiB\n", mib(m.total()));
+  return 0;
+}
+
+}  // namespace strata::cli

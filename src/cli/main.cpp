@@ -1,0 +1,49 @@
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: strata <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  step   one forward + backward (and optionally one optimizer step) on a batch;\n"
+    "         writes loss, logits and every gradient to a .safetensors file\n"
+    "         strata step --model DIR --batch BATCH.json --out OUT.safetensors\n"
+    "                     [--optimizer adamw|sgd --lr 1e-3 --weight-decay 0 --betas 0.9,0.999 --eps 1e-8\n"
+    "                      --momentum 0 --exclude-bias-norm-decay] [--precision fp32|fp64] [--threads N]\n"
+    "  info   architecture, parameter count and a training-memory estimate\n"
+    "         strata info DIR [--batch 32 --seq 128]\n";
+
+struct Command {
+  const char* name;
+  int (*run)(int, char**);
+};
+constexpr Command kCommands[] = {{"step", strata::cli::cmd_step}, {"info", strata::cli::cmd_info}};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const Command& c : kCommands) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    try {
+      return c.run(argc - 2, argv + 2);
+    } catch (const strata::Error& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "internal error: %s\n", e.what());
+      return 3;
+    }
+  }
+  std::fprintf(stderr, "strata: unknown command '%s'\n\n%s", argv[1], kUsage);
+  return 2;
+}

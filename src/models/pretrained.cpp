@@ -1,0 +1,131 @@
+#include "models/pretrained.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "io/files.h"
+#include "io/safetensors.h"
+#include "util/error.h"
+
+namespace strata {
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+// Non-persistent buffers that old checkpoints may carry; HF ignores them on load.
+bool is_ignored_buffer(const std::string& name) { return name.ends_with("position_ids"); }
+
+// Maps each checkpoint name to the name the model uses, the way from_pretrained does:
+// a task model reading a base checkpoint adds the base prefix, a base model reading a task
+// checkpoint strips it.
+std::map<std::string, std::string> map_checkpoint_names(const std::vector<std::string>& file_names,
+                                                        const ModelConfig& cfg) {
+  const std::string prefix = cfg.base_prefix();
+  bool file_has_prefix = false;
+  for (const auto& n : file_names) file_has_prefix |= starts_with(n, prefix);
+  std::map<std::string, std::string> out;
+  for (const auto& n : file_names) {
+    std::string m = n;
+    if (cfg.task != Task::Base && !file_has_prefix) m = prefix + n;
+    if (cfg.task == Task::Base && starts_with(n, prefix)) m = n.substr(prefix.size());
+    out[m] = n;
+  }
+  return out;
+}
+
+}  // namespace
+
+template <typename T>
+std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadReport* report,
+                                                 const Task* task_override, uint64_t init_seed) {
+  const ModelConfig cfg = load_model_config(dir, task_override);
+  auto model = std::make_unique<EncoderModel<T>>(cfg);
+  const io::SafetensorsSet files(dir);
+  const auto by_model_name = map_checkpoint_names(files.names(), cfg);
+  std::set<std::string> used;
+  LoadReport rep;
+
+  auto lookup = [&](const std::string& name) -> const io::TensorView* {
+    auto it = by_model_name.find(name);
+    if (it != by_model_name.end()) {
+      used.insert(it->second);
+      return files.find(it->second);
+    }
+    return nullptr;
+  };
+
+  for (const ParamEntry& e : model->table().entries()) {
+    const io::TensorView* t = lookup(e.name);
+    if (!t) {  // HF may have kept the tied twin's name instead
+      for (const auto& [alias, target] : model->tied_aliases())
+        if (target == e.name && (t = lookup(alias))) break;
+    }
+    if (!t) {
+      rep.missing.push_back(e.name);
+      model->init_parameter(e, init_seed);
+      continue;
+    }
+    if (t->shape != e.shape)
+      fail(dir, ": tensor '", t->name, "' has shape ", shape_str(t->shape), " but config.json implies ",
+           shape_str(e.shape), " for ", e.name);
+    io::convert_to<T>(*t, model->params().data() + e.offset);
+  }
+  for (const auto& [alias, target] : model->tied_aliases()) {
+    auto it = by_model_name.find(alias);
+    if (it != by_model_name.end()) used.insert(it->second);
+  }
+  for (const auto& n : files.names())
+    if (!used.count(n) && !is_ignored_buffer(n)) rep.unexpected.push_back(n);
+  if (report) *report = std::move(rep);
+  return model;
+}
+
+template <typename T>
+void save_pretrained(const EncoderModel<T>& model, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  std::vector<io::TensorToWrite> tensors;
+  std::vector<Buffer<float>> converted;  // fp64 models are saved as fp32, as HF models are
+  converted.reserve(model.table().entries().size());
+  for (const ParamEntry& e : model.table().entries()) {
+    const T* src = model.params().data() + e.offset;
+    const float* data;
+    if constexpr (std::is_same_v<T, float>) {
+      data = src;
+    } else {
+      converted.emplace_back(e.numel);
+      for (size_t i = 0; i < e.numel; ++i) converted.back()[i] = static_cast<float>(src[i]);
+      data = converted.back().data();
+    }
+    tensors.push_back({e.name, DType::F32, e.shape, data});
+  }
+  nlohmann::json cfg = model.config().to_json();
+  cfg["torch_dtype"] = "float32";
+  io::write_safetensors((std::filesystem::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
+  io::write_file_atomic((std::filesystem::path(dir) / "config.json").string(), cfg.dump(2) + "\n");
+}
+
+void print_load_report(const LoadReport& r, const std::string& dir) {
+  if (!r.missing.empty()) {
+    std::fprintf(stderr, "warning: %s: %zu weight(s) not in the checkpoint were newly initialised:", dir.c_str(),
+                 r.missing.size());
+    for (const auto& n : r.missing) std::fprintf(stderr, " %s", n.c_str());
+    std::fprintf(stderr, "\n  You should probably train this model on a down-stream task before using it.\n");
+  }
+  if (!r.unexpected.empty()) {
+    std::fprintf(stderr, "warning: %s: %zu checkpoint weight(s) were not used:", dir.c_str(), r.unexpected.size());
+    for (const auto& n : r.unexpected) std::fprintf(stderr, " %s", n.c_str());
+    std::fprintf(stderr, "\n");
+  }
+}
+
+template std::unique_ptr<EncoderModel<float>> load_pretrained<float>(const std::string&, LoadReport*, const Task*,
+                                                                     uint64_t);
+template std::unique_ptr<EncoderModel<double>> load_pretrained<double>(const std::string&, LoadReport*, const Task*,
+                                                                       uint64_t);
+template void save_pretrained<float>(const EncoderModel<float>&, const std::string&);
+template void save_pretrained<double>(const EncoderModel<double>&, const std::string&);
+
+}  // namespace strata

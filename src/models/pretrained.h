@@ -1,0 +1,35 @@
+// Model directories as HF's save_pretrained writes them: config.json + model.safetensors
+// (or sharded model-0000x-of-0000y.safetensors + model.safetensors.index.json).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/encoder_model.h"
+
+namespace strata {
+
+// What from_pretrained would report: names the model expected but the checkpoint lacks
+// (initialised fresh, as HF does for a new task head), and checkpoint names it did not use.
+struct LoadReport {
+  std::vector<std::string> missing;
+  std::vector<std::string> unexpected;
+};
+
+// Loads DIR into a model of the task named by its config (or `task_override`). A checkpoint
+// saved with or without the base-model prefix ("bert.") loads into either. A tensor whose shape
+// disagrees with config.json is an error naming both. Missing parameters are initialised with
+// init_seed (HF's init rules).
+template <typename T>
+std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadReport* report = nullptr,
+                                                 const Task* task_override = nullptr, uint64_t init_seed = 42);
+
+// Writes DIR/config.json and DIR/model.safetensors (F32, metadata format=pt, tied weights
+// stored once under HF's kept name), each atomically; creates DIR if needed.
+template <typename T>
+void save_pretrained(const EncoderModel<T>& model, const std::string& dir);
+
+// Prints the report as HF's warnings do (to stderr); nothing when both lists are empty.
+void print_load_report(const LoadReport& r, const std::string& dir);
+
+}  // namespace strata

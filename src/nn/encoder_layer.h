@@ -1,0 +1,54 @@
+// The post-LN transformer encoder block of BERT, RoBERTa and DistilBERT:
+//   h1  = LN1(x + dropout(attn(x) W_o + b_o))
+//   out = LN2(h1 + dropout(act(h1 W_1 + b_1) W_2 + b_2))
+// forward fills a caller-owned Saved; backward reads it. Dropping Saved and re-running
+// forward from x is activation checkpointing; moving it to host memory is offloading.
+#pragma once
+#include "nn/flat.h"
+#include "tensor/buffer.h"
+
+namespace strata::nn {
+
+struct EncoderLayerSpec {
+  LinearSpec qkv;  // q, k, v weights (and biases) are contiguous: one [3C, C] GEMM
+  LinearSpec attn_out;
+  LayerNormSpec ln_attn;
+  LinearSpec ffn_in, ffn_out;
+  LayerNormSpec ln_out;
+  int num_heads;
+  kernels::Activation act;
+  float attn_dropout;      // on attention probabilities
+  float attn_out_dropout;  // after the attention output projection (0 in DistilBERT)
+  float ffn_dropout;       // after the second FFN projection
+  uint64_t stream;         // first of this layer's three dropout streams
+};
+
+template <typename T>
+struct EncoderLayerSaved {
+  Buffer<T> qkv;           // [N, 3C]
+  Buffer<T> probs;         // [B, NH, T, T]
+  Buffer<T> ctx;           // [N, C]
+  Buffer<T> h1, mean1, rstd1, a;  // LN1 input, stats, output
+  Buffer<T> pre, act;      // FFN pre-activation and activation [N, F]
+  Buffer<T> h2, mean2, rstd2, out;  // LN2 input, stats, output (the next layer's input)
+};
+
+// Scratch for backward, reused across layers.
+template <typename T>
+struct EncoderLayerScratch {
+  Buffer<T> d_c1, d_c2, d_c3;  // [N, C]
+  Buffer<T> d_f;               // [N, F]
+  Buffer<T> d_qkv;             // [N, 3C]
+};
+
+template <typename T>
+void encoder_layer_forward(const EncoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
+                           const DropoutCtx& drop, EncoderLayerSaved<T>& saved);
+
+// dx is written (may not alias dout); parameter gradients are accumulated.
+template <typename T>
+void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_,
+                            const DropoutCtx& drop, const EncoderLayerSaved<T>& saved, const T* dout, T* dx,
+                            EncoderLayerScratch<T>& scratch);
+
+}  // namespace strata::nn

@@ -1,0 +1,58 @@
+// Layers address their parameters as offsets into one flat parameter buffer and the
+// matching flat gradient buffer (DESIGN.md principle 5). A layer "spec" is plain offsets
+// and sizes; `Flat` carries the two base pointers.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/ops.h"
+
+namespace strata::nn {
+
+template <typename T>
+struct Flat {
+  const T* p;  // parameters
+  T* g;        // gradients (accumulated into)
+};
+
+struct LinearSpec {
+  size_t w, b;  // offsets of weight [out, in] and bias [out]
+  int in, out;
+};
+
+struct LayerNormSpec {
+  size_t gamma, beta;
+  int C;
+  double eps;
+};
+
+// Where a layer's dropout masks come from: (seed, stream) -> mask, recomputed in backward.
+// Inactive (eval, or p = 0 everywhere) makes every dropout the identity.
+struct DropoutCtx {
+  bool active;
+  uint64_t seed;
+  float p(float prob) const { return active ? prob : 0.0f; }
+};
+
+template <typename T>
+inline void linear_forward(const LinearSpec& s, Flat<T> f, const T* x, T* y, int N) {
+  kernels::linear_forward(x, f.p + s.w, f.p + s.b, y, N, s.in, s.out);
+}
+
+template <typename T>
+inline void linear_backward(const LinearSpec& s, Flat<T> f, const T* x, const T* dy, T* dx, int N) {
+  kernels::linear_backward(x, f.p + s.w, dy, dx, f.g + s.w, f.g + s.b, N, s.in, s.out);
+}
+
+template <typename T>
+inline void layernorm_forward(const LayerNormSpec& s, Flat<T> f, const T* x, T* y, T* mean, T* rstd, int N) {
+  kernels::layernorm_forward(x, f.p + s.gamma, f.p + s.beta, y, mean, rstd, N, s.C, s.eps);
+}
+
+template <typename T>
+inline void layernorm_backward(const LayerNormSpec& s, Flat<T> f, const T* x, const T* mean, const T* rstd,
+                               const T* dy, T* dx, int N) {
+  kernels::layernorm_backward(x, f.p + s.gamma, mean, rstd, dy, dx, f.g + s.gamma, f.g + s.beta, N, s.C);
+}
+
+}  // namespace strata::nn

@@ -1,0 +1,81 @@
+#include "nn/heads.h"
+
+#include <algorithm>
+
+namespace strata::nn {
+
+template <typename T>
+void classifier_head_forward(const ClassifierHeadSpec& s, Flat<T> f, const T* h, int B, int T_,
+                             const DropoutCtx& drop, ClassifierHeadSaved<T>& sv) {
+  const int C = s.dense.in;
+  const size_t BC = static_cast<size_t>(B) * C;
+  sv.x0.resize(BC);
+  sv.pre.resize(BC);
+  sv.hid.resize(BC);
+  sv.logits.resize(static_cast<size_t>(B) * s.out.out);
+  for (int b = 0; b < B; ++b) std::copy_n(h + static_cast<size_t>(b) * T_ * C, C, sv.x0.data() + static_cast<size_t>(b) * C);
+  kernels::dropout_forward(sv.x0.data(), sv.x0.data(), BC, drop.p(s.pre_dropout), drop.seed, s.stream);
+  kernels::linear_act_forward(s.act, sv.x0.data(), f.p + s.dense.w, f.p + s.dense.b, sv.pre.data(), sv.hid.data(),
+                              B, C, s.dense.out);
+  kernels::dropout_forward(sv.hid.data(), sv.hid.data(), BC, drop.p(s.dropout), drop.seed, s.stream + 1);
+  linear_forward(s.out, f, sv.hid.data(), sv.logits.data(), B);
+}
+
+template <typename T>
+void classifier_head_backward(const ClassifierHeadSpec& s, Flat<T> f, int B, int T_, const DropoutCtx& drop,
+                              const ClassifierHeadSaved<T>& sv, const T* dlogits, T* dh) {
+  const int C = s.dense.in;
+  const size_t BC = static_cast<size_t>(B) * C;
+  Buffer<T> d_hid(BC), d_x0(BC);
+  linear_backward(s.out, f, sv.hid.data(), dlogits, d_hid.data(), B);
+  kernels::dropout_backward(d_hid.data(), d_hid.data(), BC, drop.p(s.dropout), drop.seed, s.stream + 1);
+  kernels::activation_backward(s.act, sv.pre.data(), d_hid.data(), d_hid.data(), BC);
+  linear_backward(s.dense, f, sv.x0.data(), d_hid.data(), d_x0.data(), B);
+  kernels::dropout_backward(d_x0.data(), d_x0.data(), BC, drop.p(s.pre_dropout), drop.seed, s.stream);
+  std::fill(dh, dh + static_cast<size_t>(B) * T_ * C, T(0));
+  for (int b = 0; b < B; ++b) std::copy_n(d_x0.data() + static_cast<size_t>(b) * C, C, dh + static_cast<size_t>(b) * T_ * C);
+}
+
+template <typename T>
+void masked_lm_head_forward(const MaskedLMHeadSpec& s, Flat<T> f, const T* h, int N, MaskedLMHeadSaved<T>& sv) {
+  const int C = s.dense.in;
+  const size_t NC = static_cast<size_t>(N) * C;
+  sv.pre.resize(NC);
+  sv.act.resize(NC);
+  sv.normed.resize(NC);
+  sv.mean.resize(N);
+  sv.rstd.resize(N);
+  sv.logits.resize(static_cast<size_t>(N) * s.decoder.out);
+  kernels::linear_act_forward(s.act, h, f.p + s.dense.w, f.p + s.dense.b, sv.pre.data(), sv.act.data(), N, C,
+                              s.dense.out);
+  layernorm_forward(s.ln, f, sv.act.data(), sv.normed.data(), sv.mean.data(), sv.rstd.data(), N);
+  linear_forward(s.decoder, f, sv.normed.data(), sv.logits.data(), N);
+}
+
+template <typename T>
+void masked_lm_head_backward(const MaskedLMHeadSpec& s, Flat<T> f, const T* h, int N,
+                             const MaskedLMHeadSaved<T>& sv, const T* dlogits, T* dh, Buffer<T>& scratch) {
+  const int C = s.dense.in;
+  const size_t NC = static_cast<size_t>(N) * C;
+  scratch.resize(2 * NC);
+  T* d_normed = scratch.data();
+  T* d_act = scratch.data() + NC;
+  linear_backward(s.decoder, f, sv.normed.data(), dlogits, d_normed, N);
+  layernorm_backward(s.ln, f, sv.act.data(), sv.mean.data(), sv.rstd.data(), d_normed, d_act, N);
+  kernels::activation_backward(s.act, sv.pre.data(), d_act, d_act, NC);
+  linear_backward(s.dense, f, h, d_act, dh, N);
+}
+
+#define STRATA_INSTANTIATE(T)                                                                                    \
+  template void classifier_head_forward<T>(const ClassifierHeadSpec&, Flat<T>, const T*, int, int,                \
+                                           const DropoutCtx&, ClassifierHeadSaved<T>&);                           \
+  template void classifier_head_backward<T>(const ClassifierHeadSpec&, Flat<T>, int, int, const DropoutCtx&,      \
+                                            const ClassifierHeadSaved<T>&, const T*, T*);                         \
+  template void masked_lm_head_forward<T>(const MaskedLMHeadSpec&, Flat<T>, const T*, int, MaskedLMHeadSaved<T>&); \
+  template void masked_lm_head_backward<T>(const MaskedLMHeadSpec&, Flat<T>, const T*, int,                       \
+                                           const MaskedLMHeadSaved<T>&, const T*, T*, Buffer<T>&);
+STRATA_INSTANTIATE(float)
+STRATA_INSTANTIATE(double)
+#undef STRATA_INSTANTIATE
+
+}  // namespace strata::nn

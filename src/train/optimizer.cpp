@@ -1,0 +1,47 @@
+#include "train/optimizer.h"
+
+#include "util/error.h"
+
+namespace strata {
+
+template <typename T>
+Optimizer<T>::Optimizer(const OptimizerConfig& cfg, const ParamTable& table) : cfg_(cfg), table_(table) {
+  if (cfg.name != "adamw" && cfg.name != "sgd") fail("optimizer '", cfg.name, "' is not supported; expected adamw or sgd");
+  m_.resize(table.total());
+  m_.zero();
+  if (cfg.name == "adamw") {
+    v_.resize(table.total());
+    v_.zero();
+  }
+}
+
+template <typename T>
+void Optimizer<T>::step(T* params, const T* grads, double lr) {
+  ++step_;
+  const auto& entries = table_.entries();
+  // Walk runs of consecutive entries with the same decay: one fused kernel call per run.
+  size_t i = 0;
+  while (i < entries.size()) {
+    const bool no_decay = cfg_.exclude_bias_and_norm_from_decay && entries[i].no_decay;
+    size_t j = i + 1;
+    while (j < entries.size() && (cfg_.exclude_bias_and_norm_from_decay && entries[j].no_decay) == no_decay &&
+           entries[j].offset == entries[j - 1].offset + entries[j - 1].numel)
+      ++j;
+    const size_t off = entries[i].offset;
+    const size_t n = entries[j - 1].offset + entries[j - 1].numel - off;
+    const double wd = no_decay ? 0.0 : cfg_.weight_decay;
+    if (cfg_.name == "adamw") {
+      kernels::adamw_update(params + off, grads + off, m_.data() + off, v_.data() + off, n,
+                            {lr, cfg_.beta1, cfg_.beta2, cfg_.eps, wd, step_});
+    } else {
+      kernels::sgd_update(params + off, grads + off, m_.data() + off, n,
+                          {lr, cfg_.momentum, cfg_.dampening, wd, cfg_.nesterov, step_ == 1});
+    }
+    i = j;
+  }
+}
+
+template class Optimizer<float>;
+template class Optimizer<double>;
+
+}  // namespace strata

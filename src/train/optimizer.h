@@ -1,0 +1,43 @@
+// Optimizers over the flat parameter / gradient buffers. State (Adam's m and v, SGD's
+// momentum) is one flat buffer per kind, indexed like the parameters; the update runs
+// fused over contiguous runs of parameters that share a weight-decay setting.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "kernels/ops.h"
+#include "models/param_table.h"
+#include "tensor/buffer.h"
+
+namespace strata {
+
+struct OptimizerConfig {
+  std::string name = "adamw";  // "adamw" | "sgd"
+  double lr = 1e-3;
+  double weight_decay = 0.0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;       // AdamW
+  double momentum = 0.0, dampening = 0.0;             // SGD
+  bool nesterov = false;
+  // HF Trainer's grouping: no decay on biases and LayerNorm weights. Off = decay everything
+  // (plain torch.optim semantics).
+  bool exclude_bias_and_norm_from_decay = false;
+};
+
+template <typename T>
+class Optimizer {
+ public:
+  Optimizer(const OptimizerConfig& cfg, const ParamTable& table);
+  // One update with the current learning rate `lr` (schedulers change it per step).
+  void step(T* params, const T* grads, double lr);
+  int64_t steps_taken() const { return step_; }
+  const OptimizerConfig& config() const { return cfg_; }
+  Buffer<T>& state(int i) { return i == 0 ? m_ : v_; }  // m (or momentum) and v
+
+ private:
+  OptimizerConfig cfg_;
+  const ParamTable& table_;
+  Buffer<T> m_, v_;
+  int64_t step_ = 0;
+};
+
+}  // namespace strata
