@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "cli/batch_json.h"
+#include "data/batch_json.h"
 #include "cli/commands.h"
 #include "io/safetensors.h"
 #include "models/pretrained.h"
@@ -22,7 +22,7 @@ int run_step(const Args& a) {
   LoadReport report;
   auto model = load_pretrained<T>(dir, &report);
   print_load_report(report, dir);
-  const Batch batch = read_batch_json(batch_path, model->config());
+  const Batch batch = data::read_batch_json(batch_path, model->config());
 
   Activations<T> acts;
   const nn::DropoutCtx no_dropout{false, 0};

@@ -102,10 +102,10 @@ template <typename T>
 double cross_entropy(const T* logits, const int32_t* labels, T* dlogits, int N, int V, double norm);
 // Mean-squared error between x[n] and target[n].
 template <typename T>
-double mse(const T* x, const float* target, T* dx, size_t n, double norm);
+double mse(const T* x, const double* target, T* dx, size_t n, double norm);
 // Binary cross entropy with logits, element-wise, numerically stable.
 template <typename T>
-double bce_with_logits(const T* x, const float* target, T* dx, size_t n, double norm);
+double bce_with_logits(const T* x, const double* target, T* dx, size_t n, double norm);
 
 // ---- optimizers, fused over a contiguous slice of the flat buffers -------------------
 struct AdamWParams {

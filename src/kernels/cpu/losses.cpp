@@ -37,7 +37,7 @@ double cross_entropy(const T* logits, const int32_t* labels, T* dlogits, int N, 
 }
 
 template <typename T>
-double mse(const T* x, const float* target, T* dx, size_t n, double norm) {
+double mse(const T* x, const double* target, T* dx, size_t n, double norm) {
   double total = 0;
   for (size_t i = 0; i < n; ++i) {
     const double d = static_cast<double>(x[i]) - target[i];
@@ -48,7 +48,7 @@ double mse(const T* x, const float* target, T* dx, size_t n, double norm) {
 }
 
 template <typename T>
-double bce_with_logits(const T* x, const float* target, T* dx, size_t n, double norm) {
+double bce_with_logits(const T* x, const double* target, T* dx, size_t n, double norm) {
   double total = 0;
   for (size_t i = 0; i < n; ++i) {
     const double z = x[i], y = target[i];
@@ -61,9 +61,9 @@ double bce_with_logits(const T* x, const float* target, T* dx, size_t n, double 
 
 template double cross_entropy<float>(const float*, const int32_t*, float*, int, int, double);
 template double cross_entropy<double>(const double*, const int32_t*, double*, int, int, double);
-template double mse<float>(const float*, const float*, float*, size_t, double);
-template double mse<double>(const double*, const float*, double*, size_t, double);
-template double bce_with_logits<float>(const float*, const float*, float*, size_t, double);
-template double bce_with_logits<double>(const double*, const float*, double*, size_t, double);
+template double mse<float>(const float*, const double*, float*, size_t, double);
+template double mse<double>(const double*, const double*, double*, size_t, double);
+template double bce_with_logits<float>(const float*, const double*, float*, size_t, double);
+template double bce_with_logits<double>(const double*, const double*, double*, size_t, double);
 
 }  // namespace strata::kernels

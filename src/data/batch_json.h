@@ -5,8 +5,8 @@
 
 #include "models/batch.h"
 
-namespace strata::cli {
+namespace strata::data {
 
 Batch read_batch_json(const std::string& path, const ModelConfig& cfg);
 
-}  // namespace strata::cli
+}  // namespace strata::data

@@ -1,9 +1,9 @@
-#include "cli/batch_json.h"
+#include "data/batch_json.h"
 
 #include "io/files.h"
 #include "util/error.h"
 
-namespace strata::cli {
+namespace strata::data {
 
 namespace {
 
@@ -35,11 +35,11 @@ std::vector<int32_t> same_shape(const nlohmann::json& j, const char* key, const 
   return m;
 }
 
-void flatten_numbers(const nlohmann::json& j, const std::string& src, std::vector<float>& out) {
+void flatten_numbers(const nlohmann::json& j, const std::string& src, std::vector<double>& out) {
   if (j.is_array()) {
     for (const auto& v : j) flatten_numbers(v, src, out);
   } else if (j.is_number()) {
-    out.push_back(j.get<float>());
+    out.push_back(j.get<double>());
   } else {
     fail(src, ": 'labels' holds ", j.dump(), "; expected numbers");
   }
@@ -85,4 +85,4 @@ Batch read_batch_json(const std::string& path, const ModelConfig& cfg) {
   return b;
 }
 
-}  // namespace strata::cli
+}  // namespace strata::data

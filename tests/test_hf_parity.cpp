@@ -1,0 +1,121 @@
+// `strata step` against Hugging Face Transformers itself: golden tensors made by the HF
+// oracle (tests/fixtures/make_fixtures.sh) for every architecture and head. Each case runs
+// the real CLI in fp32 and fp64 and compares loss, logits, every gradient and every
+// parameter after one AdamW step with HF's float64 results, printing the worst tensors
+// side by side (as llm.c's test_gpt2 does).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/safetensors.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using strata::io::SafetensorsFile;
+using strata::io::TensorView;
+
+std::vector<double> values(const TensorView& t) {
+  std::vector<double> v(t.numel());
+  strata::io::convert_to<double>(t, v.data());
+  return v;
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+struct Worst {
+  double err = 0;
+  std::string name;
+};
+
+// Runs strata step on one fixture; returns the path of its output.
+std::string run_step(const std::string& c, const std::string& precision) {
+  const std::string dir = STRATA_FIXTURE_DIR;
+  const fs::path out = fs::path(testing::TempDir()) / (c + "." + precision + ".safetensors");
+  const std::string cmd = std::string(STRATA_BINARY) + " step --model " + dir + "/" + c + " --batch " + dir + "/" +
+                          c + ".inputs.json --out " + out.string() +
+                          " --optimizer adamw --lr 1e-3 --weight-decay 0.01 --threads 2 --precision " + precision +
+                          " > /dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return out.string();
+}
+
+// Compares one output file with the fixture's f64 reference. Errors are max |ours - HF| over
+// the tensor's max |HF|; gradients that are mathematically zero (the key bias: softmax is
+// shift-invariant) are measured against the model's largest gradient instead. Parameters
+// after AdamW are measured against the model's largest parameter: AdamW's first step moves
+// every weight by about lr * sign(g), so where |g| is near eps the fp32 rounding of g shows
+// up as a fraction of lr, whatever the tensor's own scale (HF's own f32 run differs from its
+// f64 run by 2e-5 of the largest parameter on these models).
+void compare(const std::string& c, const std::string& precision, double grad_tol, double param_tol) {
+  const SafetensorsFile ref(std::string(STRATA_FIXTURE_DIR) + "/" + c + ".ref.safetensors");
+  const SafetensorsFile ours(run_step(c, precision));
+  double grad_max = 0, param_max = 0;
+  for (const TensorView& t : ref.tensors()) {
+    if (t.name.starts_with("f64/grad/")) grad_max = std::max(grad_max, max_abs(values(t)));
+    if (t.name.starts_with("f64/param_after_adamw/")) param_max = std::max(param_max, max_abs(values(t)));
+  }
+
+  Worst worst_grad, worst_param;
+  int compared = 0;
+  for (const TensorView& t : ref.tensors()) {
+    if (!t.name.starts_with("f64/") || t.name.starts_with("f64/hidden_states")) continue;
+    std::string key = t.name.substr(4);
+    const bool is_param = key.starts_with("param_after_adamw/");
+    if (key.starts_with("grad/")) key = "grad." + key.substr(5);
+    if (is_param) key = key.substr(std::string("param_after_adamw/").size());
+    const TensorView* o = ours.find(key);
+    ASSERT_NE(o, nullptr) << c << ": strata step wrote no tensor " << key;
+    ASSERT_EQ(o->numel(), t.numel()) << key;
+    const auto a = values(*o), r = values(t);
+    double diff = 0;
+    for (size_t i = 0; i < a.size(); ++i) diff = std::max(diff, std::abs(a[i] - r[i]));
+    double scale = max_abs(r);
+    if (key.starts_with("grad.") && scale < 1e-6 * grad_max) scale = grad_max;
+    if (is_param) scale = param_max;
+    const double err = scale > 0 ? diff / scale : diff;
+    Worst& w = is_param ? worst_param : worst_grad;
+    if (err > w.err) w = {err, key};
+    ++compared;
+  }
+  std::printf("  %-32s %s  worst loss/logits/grad %.2e (%s)  worst param after AdamW %.2e  [%d tensors]\n",
+              c.c_str(), precision.c_str(), worst_grad.err, worst_grad.name.c_str(), worst_param.err, compared);
+  EXPECT_LT(worst_grad.err, grad_tol) << c << " " << precision << ": " << worst_grad.name;
+  EXPECT_LT(worst_param.err, param_tol) << c << " " << precision << ": " << worst_param.name;
+}
+
+class HfParity : public testing::TestWithParam<std::string> {};
+
+// fp32: HF's own f32-vs-f64 gap on these models is ~1e-6 (fixtures/README.md); the brief
+// asks for 1e-4. fp64 must agree to near double rounding.
+TEST_P(HfParity, Fp32StepMatchesTransformers) { compare(GetParam(), "fp32", 1e-5, 1e-4); }
+TEST_P(HfParity, Fp64StepMatchesTransformers) { compare(GetParam(), "fp64", 1e-10, 1e-10); }
+
+std::vector<std::string> fixture_cases() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(STRATA_FIXTURE_DIR)) {
+    const std::string n = e.path().filename().string();
+    if (n.ends_with(".ref.safetensors")) out.push_back(n.substr(0, n.size() - std::string(".ref.safetensors").size()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, HfParity, testing::ValuesIn(fixture_cases()),
+                         [](const testing::TestParamInfo<std::string>& i) {
+                           std::string s = i.param;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+}  // namespace
