@@ -9,7 +9,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # matrix products: OpenBLAS (OpenMP build) is the one strata links; BLIS and oneDNN
   # are measured against it in bench/gemm_libs (see docs/gemm.md)
-  libopenblas-dev libopenblas0-openmp libblis-dev libblis4-openmp libdnnl-dev libomp-dev
+  libopenblas-dev libopenblas0-pthread libopenblas0-openmp libblis-dev libblis4-openmp libdnnl-dev libomp-dev
   # JSON (config.json, safetensors headers, batches)
   nlohmann-json3-dev
   # later issues: MPI, Unicode, YAML

@@ -12,15 +12,17 @@ void adamw_update(T* p, const T* g, T* m, T* v, size_t n, const AdamWParams& a) 
   const double bc1 = 1.0 - std::pow(a.beta1, static_cast<double>(a.step));
   const double bc2 = 1.0 - std::pow(a.beta2, static_cast<double>(a.step));
   const T decay = static_cast<T>(1.0 - a.lr * a.weight_decay);
+  // 1 - beta is formed in double, as PyTorch does: float(1 - 0.999) != 1 - float(0.999).
   const T b1 = static_cast<T>(a.beta1), b2 = static_cast<T>(a.beta2);
+  const T one_minus_b1 = static_cast<T>(1.0 - a.beta1), one_minus_b2 = static_cast<T>(1.0 - a.beta2);
   const T step_size = static_cast<T>(a.lr / bc1);
   const T bc2_sqrt = static_cast<T>(std::sqrt(bc2));
   const T eps = static_cast<T>(a.eps);
 #pragma omp parallel for simd schedule(static)
   for (size_t i = 0; i < n; ++i) {
     const T gi = g[i];
-    const T mi = b1 * m[i] + (T(1) - b1) * gi;
-    const T vi = b2 * v[i] + (T(1) - b2) * gi * gi;
+    const T mi = b1 * m[i] + one_minus_b1 * gi;
+    const T vi = b2 * v[i] + one_minus_b2 * gi * gi;
     m[i] = mi;
     v[i] = vi;
     p[i] = p[i] * decay - step_size * mi / (std::sqrt(vi) / bc2_sqrt + eps);

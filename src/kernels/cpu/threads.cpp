@@ -8,8 +8,10 @@ namespace strata::kernels {
 
 void set_num_threads(int n) {
   if (n <= 0) n = omp_get_num_procs();
+  // OpenBLAS stays single-threaded: its threaded GEMM rounds differently for different
+  // thread counts. gemm() splits the work into fixed tiles across OpenMP threads instead.
+  openblas_set_num_threads(1);
   omp_set_num_threads(n);
-  openblas_set_num_threads(n);
 }
 
 int num_threads() { return omp_get_max_threads(); }
