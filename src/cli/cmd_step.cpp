@@ -23,6 +23,8 @@ int run_step(const Args& a) {
   auto model = load_pretrained<T>(dir, &report);
   print_load_report(report, dir);
   const Batch batch = data::read_batch_json(batch_path, model->config());
+  if (batch.labels.empty() && batch.float_labels.empty())
+    fail(batch_path, ": 'labels' is missing; strata step needs labels to compute a loss and gradients");
 
   Activations<T> acts;
   const nn::DropoutCtx no_dropout{false, 0};

@@ -1,11 +1,20 @@
 #include "data/batch_json.h"
 
+#include <cstdint>
+
 #include "io/files.h"
 #include "util/error.h"
 
 namespace strata::data {
 
 namespace {
+
+bool is_int32(const nlohmann::json& v) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned()) return v.get<uint64_t>() <= static_cast<uint64_t>(INT32_MAX);
+  const int64_t x = v.get<int64_t>();
+  return x >= INT32_MIN && x <= INT32_MAX;
+}
 
 // Reads a [rows x cols] integer matrix, checking every row has the same length.
 std::vector<int32_t> int_matrix(const nlohmann::json& j, const char* key, const std::string& src, int* rows,
@@ -20,7 +29,8 @@ std::vector<int32_t> int_matrix(const nlohmann::json& j, const char* key, const 
       fail(src, ": '", key, "' is ragged: row ", r, " has ", row.size(), " entries, row 0 has ", *cols,
            " (pad every row to the same length)");
     for (size_t c = 0; c < row.size(); ++c) {
-      if (!row[c].is_number_integer()) fail(src, ": '", key, "'[", r, "][", c, "] = ", row[c].dump(), " is not an integer");
+      if (!is_int32(row[c]))
+        fail(src, ": '", key, "'[", r, "][", c, "] = ", row[c].dump(), " is not a 32-bit integer");
       out.push_back(row[c].get<int32_t>());
     }
   }
@@ -75,7 +85,7 @@ Batch read_batch_json(const std::string& path, const ModelConfig& cfg) {
       } else {
         if (!l.is_array()) fail(path, ": 'labels' must be a list with one class id per row");
         for (const auto& v : l) {
-          if (!v.is_number_integer()) fail(path, ": 'labels' holds ", v.dump(), "; expected integer class ids");
+          if (!is_int32(v)) fail(path, ": 'labels' holds ", v.dump(), "; expected integer class ids");
           b.labels.push_back(v.get<int32_t>());
         }
       }

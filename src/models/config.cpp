@@ -1,5 +1,6 @@
 #include "models/config.h"
 
+#include <cstdint>
 #include <filesystem>
 
 #include "io/files.h"
@@ -46,14 +47,15 @@ class Fields {
   int required_int(const char* key) const {
     const auto* v = get(key);
     if (!v) fail(src_, ": field '", key, "' is missing (model_type '", type_, "' needs it)");
-    if (!v->is_number_integer() || v->get<long long>() <= 0)
-      fail(src_, ": field '", key, "' must be a positive integer, got ", v->dump());
+    if (!v->is_number_integer() || v->get<long long>() <= 0 || v->get<long long>() > INT32_MAX)
+      fail(src_, ": field '", key, "' must be a positive integer below 2^31, got ", v->dump());
     return v->get<int>();
   }
   int int_or(const char* key, int dflt) const {
     const auto* v = get(key);
     if (!v || v->is_null()) return dflt;
-    if (!v->is_number_integer()) fail(src_, ": field '", key, "' must be an integer, got ", v->dump());
+    if (!v->is_number_integer() || v->get<long long>() < INT32_MIN || v->get<long long>() > INT32_MAX)
+      fail(src_, ": field '", key, "' must be a 32-bit integer, got ", v->dump());
     return v->get<int>();
   }
   double num_or(const char* key, double dflt) const {

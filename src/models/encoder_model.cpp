@@ -172,7 +172,8 @@ void EncoderModel<T>::build() {
 }
 
 template <typename T>
-void EncoderModel<T>::init_parameter(const ParamEntry& e, uint64_t seed) {
+void EncoderModel<T>::init_parameter(std::string_view name, uint64_t seed) {
+  const ParamEntry& e = table_.at(name);
   const size_t idx = static_cast<size_t>(&e - table_.entries().data());
   const InitRule& rule = init_[idx];
   T* p = params_.data() + e.offset;
@@ -194,7 +195,7 @@ void EncoderModel<T>::init_parameter(const ParamEntry& e, uint64_t seed) {
 
 template <typename T>
 void EncoderModel<T>::init_weights(uint64_t seed) {
-  for (const ParamEntry& e : table_.entries()) init_parameter(e, seed);
+  for (const ParamEntry& e : table_.entries()) init_parameter(e.name, seed);
 }
 
 template <typename T>

@@ -49,7 +49,7 @@ class EncoderModel {
   // HF's _init_weights: Linear / Embedding weights ~ N(0, initializer_range), padding rows
   // and biases 0, LayerNorm weight 1. Deterministic in (seed, parameter), any thread count.
   void init_weights(uint64_t seed);
-  void init_parameter(const ParamEntry& e, uint64_t seed);
+  void init_parameter(std::string_view name, uint64_t seed);  // one tensor, same rule and stream
 
   // Runs the model; returns the logits ([B, num_labels] or [B*T, V]) or, for Task::Base,
   // the last hidden state [B*T, C].

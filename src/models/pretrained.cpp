@@ -65,9 +65,12 @@ std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadRep
     }
     if (!t) {
       rep.missing.push_back(e.name);
-      model->init_parameter(e, init_seed);
+      model->init_parameter(e.name, init_seed);
       continue;
     }
+    if (t->dtype != DType::F32 && t->dtype != DType::F64 && t->dtype != DType::F16 && t->dtype != DType::BF16)
+      fail(dir, ": tensor '", t->name, "' has dtype ", dtype_name(t->dtype),
+           "; model weights must be F32, F16, BF16 or F64");
     if (t->shape != e.shape)
       fail(dir, ": tensor '", t->name, "' has shape ", shape_str(t->shape), " but config.json implies ",
            shape_str(e.shape), " for ", e.name);

@@ -1,11 +1,13 @@
-// Matrix products through OpenBLAS (chosen by measurement: docs/gemm.md), and the Linear
-// layer built on them. Bias gradients are column sums taken in a fixed row order.
+// Matrix products through oneDNN (fp32) and OpenBLAS (fp64), chosen by measurement
+// (docs/gemm.md), and the Linear layer built on them. Bias gradients are column sums taken
+// in a fixed row order.
 //
-// Determinism: OpenBLAS's own threading splits a product differently for each thread count,
-// and the last bits change with it. So OpenBLAS always runs single-threaded, and gemm() cuts
-// C into tiles whose size depends only on the shape; OpenMP threads take whole tiles. Every
+// Determinism: a threaded GEMM splits a product differently for each thread count, and the
+// last bits change with it. So the libraries always run single-threaded, and gemm() cuts C
+// into tiles whose size depends only on the shape; OpenMP threads take whole tiles. Every
 // element is then computed by the same single-threaded call whatever the thread count.
 #include <cblas-openblas.h>
+#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -24,10 +26,10 @@ void keep_openblas_single_threaded() {
   (void)done;
 }
 
+// Called only from inside an OpenMP parallel region, where oneDNN runs on the calling thread.
 void blas_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                float beta, float* C, int ldc) {
-  keep_openblas_single_threaded();
-  cblas_sgemm(CblasRowMajor, tr(ta), tr(tb), M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void blas_gemm(bool ta, bool tb, int M, int N, int K, double alpha, const double* A, int lda, const double* B,
@@ -44,12 +46,14 @@ constexpr int kTile = 256;
 template <typename T>
 void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta, T* C,
           int ldc) {
-  const bool split_rows = M >= N;
-  const int tiles = ((split_rows ? M : N) + kTile - 1) / kTile;
-  if (tiles <= 1 || omp_in_parallel()) {  // OpenBLAS itself is single-threaded
+  if (M == 0 || N == 0) return;
+  if (omp_in_parallel()) {  // already on one thread of a team: the library runs serially
     blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
+  const bool split_rows = M >= N;
+  const int tiles = ((split_rows ? M : N) + kTile - 1) / kTile;
+  // Even a single tile runs inside the parallel region, so the library sees omp_in_parallel().
 #pragma omp parallel for schedule(dynamic, 1)
   for (int t = 0; t < tiles; ++t) {
     const int s = t * kTile;

@@ -1,0 +1,88 @@
+#!/bin/bash
+# torch_peer.sh -- PyTorch eager peer numbers for strata's throughput benchmarks.
+#
+# Times full training steps (forward in train() with HF's default dropout, loss.backward(),
+# torch AdamW step, zero_grad) of Hugging Face Transformers v4.36.2's own model code on CPU with
+# Debian's torch 1.13, via the oracle's hf_throughput.py, 2 threads, BLAS = OpenBLAS OpenMP build
+# (Debian torch links the system libblas.so.3; the default reference/pthread BLAS is several
+# times slower). Each config runs under /usr/bin/time -v for the process's peak RSS.
+#
+# Usage:
+#   bench/torch_peer.sh TRANSFORMERS_GITDIR HUB_GITDIR OUTDIR   # sets up PYTHONPATH via setup_hf_env.sh
+#   PYTHONPATH=... bench/torch_peer.sh OUTDIR                  # PYTHONPATH already exported
+# e.g.
+#   bench/torch_peer.sh /work/.mirror/tianhua2+huggingface_llama3/repo \
+#       /work/.mirror/huggingface+huggingface_hub/repo bench/results/torch
+# Needs: Debian python3-torch (+ numpy yaml regex requests filelock tqdm packaging),
+# libopenblas0-openmp, the oracle harness (HF_ORACLE, default /work/shared/tools/hf-oracle),
+# transformers tag v4.36.2 and huggingface_hub tag v0.19.4 git dirs (see tests/fixtures/make_fixtures.sh).
+# Env: HF_DEST (default /tmp/hf), TORCH_BLAS_DIR (default /usr/lib/x86_64-linux-gnu/openblas-openmp),
+#      THREADS (default 2).
+#
+# Configs (all base size = bert-base-uncased / distilbert-base-uncased hub configs, seq-cls head,
+# 2 labels, random ids, no padding, seq 128, train mode):
+#   distilbert-b8-train   batch 8   warmup 3, 10 timed steps
+#   distilbert-b32-train  batch 32  warmup 2,  5 timed steps
+#   bert-b8-train         batch 8   warmup 2,  8 timed steps
+# Writes OUTDIR/<name>.json (hf_throughput.py's JSON: per-step times, FLOP counts, versions),
+# OUTDIR/<name>.time (/usr/bin/time -v), OUTDIR/<name>.log, and OUTDIR/summary.json; prints one
+# line per config: median ms/step, samples/s, GFLOP/s (flops_brief and flops_total), peak RSS MiB.
+# GFLOP/s use hf_throughput.py's counts: brief = 6*N_nonemb*B*T + 12*L*H*T^2*B; total adds the LM
+# head (0 for seq-cls, so both agree here).
+set -euo pipefail
+ORACLE=${HF_ORACLE:-/work/shared/tools/hf-oracle}
+if [[ $# -eq 3 ]]; then
+  eval "$("$ORACLE/setup_hf_env.sh" "$1" "$2" "${HF_DEST:-/tmp/hf}")"
+  export PYTHONPATH
+  OUT=$3
+elif [[ $# -eq 1 && -n "${PYTHONPATH:-}" ]]; then
+  OUT=$1
+else
+  echo "usage: $0 TRANSFORMERS_GITDIR HUB_GITDIR OUTDIR   |   PYTHONPATH=... $0 OUTDIR" >&2
+  exit 2
+fi
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+export LD_LIBRARY_PATH=${TORCH_BLAS_DIR:-/usr/lib/x86_64-linux-gnu/openblas-openmp}
+THREADS=${THREADS:-2}
+export OMP_NUM_THREADS=$THREADS
+
+run() {  # name, hf_throughput args...
+  local name=$1; shift
+  /usr/bin/time -v -o "$OUT/$name.time" /usr/bin/python3 "$ORACLE/hf_throughput.py" "$@" \
+      --threads "$THREADS" --json-out "$OUT/$name.json" > "$OUT/$name.log" 2>&1 \
+    || { echo "$name: FAILED, see $OUT/$name.log" >&2; tail -5 "$OUT/$name.log" >&2; return 1; }
+  /usr/bin/python3 - "$OUT" "$name" <<'PYEOF'
+import json, os, re, sys
+out, name = sys.argv[1], sys.argv[2]
+r = json.load(open(os.path.join(out, name + ".json")))
+rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)",
+                       open(os.path.join(out, name + ".time")).read()).group(1))
+row = {"name": name, "arch": r["arch"], "task": r["task"], "size": r["size"], "mode": r["mode"],
+       "batch": r["batch"], "seq": r["seq"], "threads": r["torch_threads"], "warmup": r["warmup"],
+       "steps": r["steps"], "ms_per_step_median": r["ms_per_step"]["median"],
+       "ms_per_step_min": r["ms_per_step"]["min"], "ms_per_step_max": r["ms_per_step"]["max"],
+       "samples_per_s": r["samples_per_s"]["median"], "tokens_per_s": r["tokens_per_s"]["median"],
+       "gflops_per_s_brief": r["gflops_per_s_brief"]["median"],
+       "gflops_per_s_total": r["gflops_per_s_total"]["median"],
+       "flops_brief": r["flops"]["flops_brief"], "flops_total": r["flops"]["flops_total"],
+       "peak_rss_mib": rss_kb / 1024, "torch": r["torch"], "transformers": r["transformers"],
+       "blas": r["blas_env"]}
+summ = os.path.join(out, "summary.json")
+rows = json.load(open(summ)) if os.path.exists(summ) else []
+rows = [x for x in rows if x["name"] != name] + [row]
+with open(summ, "w") as f:
+    json.dump(rows, f, indent=1)
+print(f"{name:22s} {row['ms_per_step_median']:9.1f} ms/step (median of {row['steps']}; "
+      f"min {row['ms_per_step_min']:.1f} max {row['ms_per_step_max']:.1f})  "
+      f"{row['samples_per_s']:7.2f} samples/s  {row['gflops_per_s_brief']:6.1f} GFLOP/s brief  "
+      f"{row['gflops_per_s_total']:6.1f} GFLOP/s total  peak RSS {row['peak_rss_mib']:7.1f} MiB", flush=True)
+PYEOF
+}
+
+echo "torch peer: $(nproc) cores, threads=$THREADS, BLAS dir $LD_LIBRARY_PATH, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+rm -f "$OUT/summary.json"
+run distilbert-b8-train  --arch distilbert --task seq-cls --size base --batch 8  --seq 128 --warmup 3 --steps 10
+run distilbert-b32-train --arch distilbert --task seq-cls --size base --batch 32 --seq 128 --warmup 2 --steps 5
+run bert-b8-train        --arch bert       --task seq-cls --size base --batch 8  --seq 128 --warmup 2 --steps 8
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,245 @@
+// Training-step throughput: forward + backward + AdamW on the DistilBERT-base and BERT-base
+// shapes (random init, dropout 0.1 as in HF training mode, no padding), next to the GEMM
+// ceiling measured in the same run. Each configuration runs in its own child process so its
+// peak RSS is its own. Prints one table.
+//
+//   bench_train_step [--threads 2] [--steps 5] [--warmup 1] [--only NAME] [--json FILE]
+//
+// FLOPs per step (the formula hf-oracle's hf_throughput.py uses, so figures compare):
+//   6 * N_nonemb * B*T + 12 * L * H * T^2 * B
+//   N_nonemb = parameters minus the word / position / token-type embedding tables.
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kernels/ops.h"
+#include "models/encoder_model.h"
+#include "train/optimizer.h"
+#include "util/rng.h"
+
+namespace {
+
+using namespace strata;
+using Clock = std::chrono::steady_clock;
+
+struct Config {
+  const char* name;
+  const char* family;
+  int layers, batch, seq;
+};
+constexpr Config kConfigs[] = {
+    {"distilbert-base b8", "distilbert", 6, 8, 128},
+    {"distilbert-base b32", "distilbert", 6, 32, 128},
+    {"bert-base b8", "bert", 12, 8, 128},
+};
+
+struct Result {
+  double ms_median, ms_min, ms_max, flops, gflops;
+  double peak_rss_mib;
+  double loss;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+ModelConfig make_config(const Config& c) {
+  nlohmann::json j;
+  if (std::string(c.family) == "distilbert") {
+    j = {{"model_type", "distilbert"}, {"vocab_size", 30522}, {"dim", 768},          {"n_layers", c.layers},
+         {"n_heads", 12},              {"hidden_dim", 3072},  {"max_position_embeddings", 512},
+         {"activation", "gelu"},       {"dropout", 0.1},      {"attention_dropout", 0.1},
+         {"seq_classif_dropout", 0.2}, {"pad_token_id", 0},   {"architectures", {"DistilBertForSequenceClassification"}}};
+  } else {
+    j = {{"model_type", "bert"},          {"vocab_size", 30522},  {"hidden_size", 768},
+         {"num_hidden_layers", c.layers}, {"num_attention_heads", 12}, {"intermediate_size", 3072},
+         {"max_position_embeddings", 512}, {"type_vocab_size", 2}, {"hidden_act", "gelu"},
+         {"hidden_dropout_prob", 0.1},    {"attention_probs_dropout_prob", 0.1}, {"pad_token_id", 0},
+         {"architectures", {"BertForSequenceClassification"}}};
+  }
+  return parse_model_config(j, "bench config");
+}
+
+double step_flops(const EncoderModel<float>& m, const Config& c) {
+  size_t emb = 0;
+  for (const auto& e : m.table().entries())
+    if (e.name.find("word_embeddings") != std::string::npos || e.name.find("position_embeddings") != std::string::npos ||
+        e.name.find("token_type_embeddings") != std::string::npos)
+      emb += e.numel;
+  const double nonemb = static_cast<double>(m.table().total() - emb);
+  const double tokens = static_cast<double>(c.batch) * c.seq;
+  return 6.0 * nonemb * tokens + 12.0 * c.layers * 768.0 * c.seq * c.seq * c.batch;
+}
+
+Result run_config(const Config& c, int steps, int warmup) {
+  EncoderModel<float> model(make_config(c));
+  model.init_weights(0);
+  Batch b;
+  b.B = c.batch;
+  b.T = c.seq;
+  const size_t n = static_cast<size_t>(c.batch) * c.seq;
+  const CounterRng rng(1, 0);
+  for (size_t i = 0; i < n; ++i) b.input_ids.push_back(1 + static_cast<int32_t>(rng.bits(i) % 30000));
+  b.attention_mask.assign(n, 1);
+  b.token_type_ids.assign(n, 0);
+  for (int i = 0; i < c.batch; ++i) b.labels.push_back(static_cast<int32_t>(rng.bits(n + i) % 2));
+
+  OptimizerConfig oc;
+  oc.lr = 5e-5;
+  oc.weight_decay = 0.01;
+  Optimizer<float> opt(oc, model.table());
+  Activations<float> acts;
+  std::vector<double> ms;
+  double loss = 0;
+  for (int s = 0; s < warmup + steps; ++s) {
+    const auto t0 = Clock::now();
+    const nn::DropoutCtx drop{true, mix64(static_cast<uint64_t>(s))};
+    model.grads().zero();
+    model.forward(b, drop, acts);
+    loss = model.loss(b, acts).loss;
+    model.backward(b, drop, acts);
+    opt.step(model.params().data(), model.grads().data(), oc.lr);
+    const double dt = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (s >= warmup) ms.push_back(dt);
+  }
+  Result r{};
+  r.ms_median = median(ms);
+  r.ms_min = *std::min_element(ms.begin(), ms.end());
+  r.ms_max = *std::max_element(ms.begin(), ms.end());
+  r.flops = step_flops(model, c);
+  r.gflops = r.flops / (r.ms_median * 1e-3) / 1e9;
+  r.loss = loss;
+  return r;
+}
+
+// Best sustained GFLOP/s of kernels::gemm over the products of a BERT-base layer at 4096 tokens.
+double gemm_ceiling(std::vector<std::pair<std::string, double>>* detail) {
+  const int M = 4096;
+  struct Shape {
+    const char* name;
+    bool ta, tb;
+    int m, n, k;
+  };
+  const Shape shapes[] = {
+      {"fwd 4096x3072x768", false, true, M, 3072, 768},  {"fwd 4096x768x3072", false, true, M, 768, 3072},
+      {"bwd-data 4096x768x3072", false, false, M, 768, 3072}, {"bwd-weight 3072x768x4096", true, false, 3072, 768, M},
+      {"fwd 4096x2304x768", false, true, M, 2304, 768},
+  };
+  double best = 0;
+  for (const Shape& s : shapes) {
+    const int lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
+    std::vector<float> A(static_cast<size_t>(s.m) * s.k, 0.01f), B(static_cast<size_t>(s.k) * s.n, 0.02f),
+        C(static_cast<size_t>(s.m) * s.n);
+    std::vector<double> t;
+    for (int r = 0; r < 6; ++r) {
+      const auto t0 = Clock::now();
+      kernels::gemm<float>(s.ta, s.tb, s.m, s.n, s.k, 1.0f, A.data(), lda, B.data(), ldb, 0.0f, C.data(), s.n);
+      t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    t.erase(t.begin());  // warm-up
+    const double g = 2.0 * s.m * s.n * s.k / median(t) / 1e9;
+    detail->push_back({s.name, g});
+    best = std::max(best, g);
+  }
+  return best;
+}
+
+std::string machine() {
+  std::ifstream cpu("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(cpu, line))
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  return model + ", " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores online";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, steps = 5, warmup = 1;
+  std::string only, json_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--threads") threads = std::stoi(next());
+    else if (a == "--steps") steps = std::stoi(next());
+    else if (a == "--warmup") warmup = std::stoi(next());
+    else if (a == "--only") only = next();
+    else if (a == "--json") json_path = next();
+    else {
+      std::fprintf(stderr, "usage: bench_train_step [--threads N] [--steps N] [--warmup N] [--only NAME] [--json FILE]\n");
+      return 2;
+    }
+  }
+  kernels::set_num_threads(threads);
+  std::printf("strata training-step benchmark | %s | %d threads | median of %d steps after %d warm-up\n",
+              machine().c_str(), threads, steps, warmup);
+  std::vector<std::pair<std::string, double>> gemm_detail;
+  const double ceiling = gemm_ceiling(&gemm_detail);
+  std::printf("GEMM ceiling (kernels::gemm, best of BERT-base shapes at 4096 tokens): %.1f GFLOP/s\n", ceiling);
+  for (const auto& [n, g] : gemm_detail) std::printf("  %-26s %7.1f GFLOP/s\n", n.c_str(), g);
+
+  std::printf("\n%-22s %10s %10s %10s %9s %10s %9s %8s %9s\n", "config", "ms/step", "samples/s", "tokens/s",
+              "GFLOP", "GFLOP/s", "x ceiling", "RSS MiB", "loss");
+  nlohmann::json out = {{"machine", machine()}, {"threads", threads}, {"gemm_ceiling_gflops", ceiling}};
+  for (const Config& c : kConfigs) {
+    if (!only.empty() && only != c.name) continue;
+    int fd[2];
+    if (pipe(fd) != 0) return 1;
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(fd[0]);
+      const Result r = run_config(c, steps, warmup);
+      if (write(fd[1], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) _exit(1);
+      _exit(0);
+    }
+    close(fd[1]);
+    Result r{};
+    const bool got = read(fd[0], &r, sizeof r) == static_cast<ssize_t>(sizeof r);
+    close(fd[0]);
+    int status = 0;
+    rusage ru{};
+    wait4(pid, &status, 0, &ru);
+    if (!got || status != 0) {
+      std::fprintf(stderr, "%s: child failed\n", c.name);
+      return 1;
+    }
+    r.peak_rss_mib = ru.ru_maxrss / 1024.0;
+    const double tokens = static_cast<double>(c.batch) * c.seq;
+    std::printf("%-22s %10.1f %10.2f %10.0f %9.1f %10.1f %9.2f %8.0f %9.4f\n", c.name, r.ms_median,
+                c.batch / (r.ms_median * 1e-3), tokens / (r.ms_median * 1e-3), r.flops / 1e9, r.gflops,
+                r.gflops / ceiling, r.peak_rss_mib, r.loss);
+    std::fflush(stdout);
+    out["configs"].push_back({{"name", c.name},
+                              {"batch", c.batch},
+                              {"seq", c.seq},
+                              {"ms_per_step", {{"median", r.ms_median}, {"min", r.ms_min}, {"max", r.ms_max}}},
+                              {"samples_per_s", c.batch / (r.ms_median * 1e-3)},
+                              {"tokens_per_s", tokens / (r.ms_median * 1e-3)},
+                              {"flops_per_step", r.flops},
+                              {"gflops_per_s", r.gflops},
+                              {"ratio_to_gemm_ceiling", r.gflops / ceiling},
+                              {"peak_rss_mib", r.peak_rss_mib}});
+  }
+  if (!json_path.empty()) std::ofstream(json_path) << out.dump(1) << "\n";
+  return 0;
+}

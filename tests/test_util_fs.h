@@ -1,0 +1,89 @@
+// Shared by the model-level test files: per-test scratch directories, small file helpers,
+// and running the `strata` binary with its stderr captured.
+#pragma once
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace strata::test {
+
+namespace fs = std::filesystem;
+
+inline std::string fixture(const std::string& name) { return std::string(STRATA_FIXTURE_DIR) + "/" + name; }
+
+// A fresh directory named after the running test (and pid, so parallel ctest runs do not
+// collide); removed on destruction so no test sees another's files.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string("strata_") + info->test_suite_name() + "_" + info->name();
+    for (char& c : name)
+      if (c == '/') c = '_';  // parameterised test names contain '/'
+    path_ = fs::path(::testing::TempDir()) / (name + "_" + std::to_string(::getpid()));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() { fs::remove_all(path_); }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  std::string path(const std::string& rel = "") const { return rel.empty() ? path_.string() : (path_ / rel).string(); }
+  // Every entry below the directory, relative and sorted: "nothing half-written" checks compare these.
+  std::vector<std::string> listing() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(path_)) out.push_back(fs::relative(e.path(), path_).string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  fs::path path_;
+};
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+inline void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  ASSERT_TRUE(f.good()) << "cannot write " << path;
+}
+
+// A copy of a fixture model directory that a test may then damage.
+inline std::string copy_fixture_dir(const std::string& name, const ScratchDir& dir) {
+  const std::string dst = dir.path(name);
+  fs::copy(fixture(name), dst, fs::copy_options::recursive);
+  return dst;
+}
+
+struct CommandResult {
+  int exit_code;  // -1 if the process did not exit normally
+  std::string out, err;
+};
+
+// Runs `strata ARGS` through the shell with stdout and stderr sent to files in `dir`.
+// Arguments are single-quoted; test paths never contain quotes.
+inline CommandResult run_strata(const std::vector<std::string>& args, const ScratchDir& dir) {
+  const std::string out = dir.path("cmd.stdout"), err = dir.path("cmd.stderr");
+  std::string cmd = std::string("'") + STRATA_BINARY + "'";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(cmd.c_str());
+  CommandResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(out), read_text(err)};
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+}  // namespace strata::test
