@@ -44,8 +44,9 @@ constexpr Config kConfigs[] = {
 
 struct Result {
   double ms_median, ms_min, ms_max, flops, gflops;
-  double peak_rss_mib;
+  double fwd_ms, bwd_ms, opt_ms;  // medians of the step's phases (forward includes the loss)
   double loss;
+  double peak_rss_mib;  // filled in by the parent
 };
 
 double median(std::vector<double> v) {
@@ -100,44 +101,59 @@ Result run_config(const Config& c, int steps, int warmup) {
   oc.weight_decay = 0.01;
   Optimizer<float> opt(oc, model.table());
   Activations<float> acts;
-  std::vector<double> ms;
+  std::vector<double> ms, fwd, bwd, upd;
   double loss = 0;
+  auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
   for (int s = 0; s < warmup + steps; ++s) {
     const auto t0 = Clock::now();
     const nn::DropoutCtx drop{true, mix64(static_cast<uint64_t>(s))};
     model.grads().zero();
     model.forward(b, drop, acts);
     loss = model.loss(b, acts).loss;
+    const auto t1 = Clock::now();
     model.backward(b, drop, acts);
+    const auto t2 = Clock::now();
     opt.step(model.params().data(), model.grads().data(), oc.lr);
-    const double dt = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (s >= warmup) ms.push_back(dt);
+    if (s < warmup) continue;
+    ms.push_back(since(t0));
+    fwd.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    bwd.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    upd.push_back(since(t2));
   }
   Result r{};
   r.ms_median = median(ms);
   r.ms_min = *std::min_element(ms.begin(), ms.end());
   r.ms_max = *std::max_element(ms.begin(), ms.end());
+  r.fwd_ms = median(fwd);
+  r.bwd_ms = median(bwd);
+  r.opt_ms = median(upd);
   r.flops = step_flops(model, c);
   r.gflops = r.flops / (r.ms_median * 1e-3) / 1e9;
   r.loss = loss;
   return r;
 }
 
-// Best sustained GFLOP/s of kernels::gemm over the products of a BERT-base layer at 4096 tokens.
-double gemm_ceiling(std::vector<std::pair<std::string, double>>* detail) {
-  const int M = 4096;
-  struct Shape {
-    const char* name;
-    bool ta, tb;
-    int m, n, k;
-  };
-  const Shape shapes[] = {
-      {"fwd 4096x3072x768", false, true, M, 3072, 768},  {"fwd 4096x768x3072", false, true, M, 768, 3072},
-      {"bwd-data 4096x768x3072", false, false, M, 768, 3072}, {"bwd-weight 3072x768x4096", true, false, 3072, 768, M},
-      {"fwd 4096x2304x768", false, true, M, 2304, 768},
-  };
-  double best = 0;
-  for (const Shape& s : shapes) {
+struct GemmShape {
+  const char* name;
+  bool ta, tb;
+  int m, n, k;
+};
+constexpr GemmShape kGemmShapes[] = {
+    {"fwd 4096x3072x768", false, true, 4096, 3072, 768},
+    {"fwd 4096x768x3072", false, true, 4096, 768, 3072},
+    {"bwd-data 4096x768x3072", false, false, 4096, 768, 3072},
+    {"bwd-weight 3072x768x4096", true, false, 3072, 768, 4096},
+    {"fwd 4096x2304x768", false, true, 4096, 2304, 768},
+};
+struct GemmResult {
+  double gflops[std::size(kGemmShapes)];
+};
+
+// Sustained GFLOP/s of kernels::gemm on the products of a BERT-base layer at 4096 tokens.
+GemmResult measure_gemm() {
+  GemmResult out{};
+  for (size_t i = 0; i < std::size(kGemmShapes); ++i) {
+    const GemmShape& s = kGemmShapes[i];
     const int lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
     std::vector<float> A(static_cast<size_t>(s.m) * s.k, 0.01f), B(static_cast<size_t>(s.k) * s.n, 0.02f),
         C(static_cast<size_t>(s.m) * s.n);
@@ -148,11 +164,31 @@ double gemm_ceiling(std::vector<std::pair<std::string, double>>* detail) {
       t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     }
     t.erase(t.begin());  // warm-up
-    const double g = 2.0 * s.m * s.n * s.k / median(t) / 1e9;
-    detail->push_back({s.name, g});
-    best = std::max(best, g);
+    out.gflops[i] = 2.0 * s.m * s.n * s.k / median(t) / 1e9;
   }
-  return best;
+  return out;
+}
+
+// Runs fn in a forked child and returns its result and the child's peak RSS (MiB). The
+// parent never starts OpenMP or BLAS threads, which do not survive fork().
+template <typename R, typename Fn>
+bool run_in_child(Fn fn, R* result, double* peak_rss_mib) {
+  int fd[2];
+  if (pipe(fd) != 0) return false;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    const R r = fn();
+    _exit(write(fd[1], &r, sizeof r) == static_cast<ssize_t>(sizeof r) ? 0 : 1);
+  }
+  close(fd[1]);
+  const bool got = read(fd[0], result, sizeof *result) == static_cast<ssize_t>(sizeof *result);
+  close(fd[0]);
+  int status = 0;
+  rusage ru{};
+  wait4(pid, &status, 0, &ru);
+  *peak_rss_mib = ru.ru_maxrss / 1024.0;
+  return got && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 std::string machine() {
@@ -190,42 +226,34 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  kernels::set_num_threads(threads);
   std::printf("strata training-step benchmark | %s | %d threads | median of %d steps after %d warm-up\n",
               machine().c_str(), threads, steps, warmup);
-  std::vector<std::pair<std::string, double>> gemm_detail;
-  const double ceiling = gemm_ceiling(&gemm_detail);
+  GemmResult gemm{};
+  double rss = 0;
+  if (!run_in_child([&] { kernels::set_num_threads(threads); return measure_gemm(); }, &gemm, &rss)) {
+    std::fprintf(stderr, "GEMM measurement failed\n");
+    return 1;
+  }
+  const double ceiling = *std::max_element(std::begin(gemm.gflops), std::end(gemm.gflops));
   std::printf("GEMM ceiling (kernels::gemm, best of BERT-base shapes at 4096 tokens): %.1f GFLOP/s\n", ceiling);
-  for (const auto& [n, g] : gemm_detail) std::printf("  %-26s %7.1f GFLOP/s\n", n.c_str(), g);
+  for (size_t i = 0; i < std::size(kGemmShapes); ++i)
+    std::printf("  %-26s %7.1f GFLOP/s\n", kGemmShapes[i].name, gemm.gflops[i]);
 
-  std::printf("\n%-22s %10s %10s %10s %9s %10s %9s %8s %9s\n", "config", "ms/step", "samples/s", "tokens/s",
-              "GFLOP", "GFLOP/s", "x ceiling", "RSS MiB", "loss");
+  std::printf("\n%-22s %10s %22s %10s %10s %9s %10s %9s %8s %9s\n", "config", "ms/step", "fwd/bwd/AdamW ms",
+              "samples/s", "tokens/s", "GFLOP", "GFLOP/s", "x ceiling", "RSS MiB", "loss");
   nlohmann::json out = {{"machine", machine()}, {"threads", threads}, {"gemm_ceiling_gflops", ceiling}};
   for (const Config& c : kConfigs) {
     if (!only.empty() && only != c.name) continue;
-    int fd[2];
-    if (pipe(fd) != 0) return 1;
-    const pid_t pid = fork();
-    if (pid == 0) {
-      close(fd[0]);
-      const Result r = run_config(c, steps, warmup);
-      if (write(fd[1], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) _exit(1);
-      _exit(0);
-    }
-    close(fd[1]);
     Result r{};
-    const bool got = read(fd[0], &r, sizeof r) == static_cast<ssize_t>(sizeof r);
-    close(fd[0]);
-    int status = 0;
-    rusage ru{};
-    wait4(pid, &status, 0, &ru);
-    if (!got || status != 0) {
-      std::fprintf(stderr, "%s: child failed\n", c.name);
+    if (!run_in_child([&] { kernels::set_num_threads(threads); return run_config(c, steps, warmup); }, &r,
+                      &r.peak_rss_mib)) {
+      std::fprintf(stderr, "%s: the benchmark child failed\n", c.name);
       return 1;
     }
-    r.peak_rss_mib = ru.ru_maxrss / 1024.0;
     const double tokens = static_cast<double>(c.batch) * c.seq;
-    std::printf("%-22s %10.1f %10.2f %10.0f %9.1f %10.1f %9.2f %8.0f %9.4f\n", c.name, r.ms_median,
+    char phases[64];
+    std::snprintf(phases, sizeof phases, "%.0f/%.0f/%.0f", r.fwd_ms, r.bwd_ms, r.opt_ms);
+    std::printf("%-22s %10.1f %22s %10.2f %10.0f %9.1f %10.1f %9.2f %8.0f %9.4f\n", c.name, r.ms_median, phases,
                 c.batch / (r.ms_median * 1e-3), tokens / (r.ms_median * 1e-3), r.flops / 1e9, r.gflops,
                 r.gflops / ceiling, r.peak_rss_mib, r.loss);
     std::fflush(stdout);
@@ -233,6 +261,7 @@ int main(int argc, char** argv) {
                               {"batch", c.batch},
                               {"seq", c.seq},
                               {"ms_per_step", {{"median", r.ms_median}, {"min", r.ms_min}, {"max", r.ms_max}}},
+                              {"phase_ms", {{"forward", r.fwd_ms}, {"backward", r.bwd_ms}, {"adamw", r.opt_ms}}},
                               {"samples_per_s", c.batch / (r.ms_median * 1e-3)},
                               {"tokens_per_s", tokens / (r.ms_median * 1e-3)},
                               {"flops_per_step", r.flops},

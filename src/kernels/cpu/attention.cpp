@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/dropout_mask.h"
+#include "kernels/cpu/vec_math.h"
 #include "kernels/ops.h"
 
 namespace strata::kernels {
@@ -16,6 +17,9 @@ namespace {
 
 // Row-wise masked softmax in place. Masked keys get exactly 0; a row with no valid key is
 // uniform, which is what HF's additive finfo.min mask produces.
+inline float exp_(float x) { return vec::exp(x); }
+inline double exp_(double x) { return std::exp(x); }
+
 template <typename T>
 void masked_softmax_rows(T* S, const int32_t* key_mask, int T_) {
   int valid = 0;
@@ -30,8 +34,9 @@ void masked_softmax_rows(T* S, const int32_t* key_mask, int T_) {
     for (int j = 0; j < T_; ++j)
       if (key_mask[j]) mx = std::max(mx, row[j]);
     T sum = 0;
+#pragma omp simd reduction(+ : sum)
     for (int j = 0; j < T_; ++j) {
-      const T e = key_mask[j] ? std::exp(row[j] - mx) : T(0);
+      const T e = key_mask[j] ? exp_(row[j] - mx) : T(0);
       row[j] = e;
       sum += e;
     }
@@ -68,9 +73,8 @@ void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mas
         gemm<T>(false, true, g.T, g.T, g.HS, scale, q, ld3, k, ld3, T(0), P, g.T);
         masked_softmax_rows(P, mask + g.row0(b), g.T);
         const T* Pd = P;
-        if (s.dropout_p > 0) {
-          const size_t base = g.probs_offset(b, h);
-          for (size_t i = 0; i < dropped.size(); ++i) dropped[i] = drop.apply(P[i], base + i);
+        if (drop.active()) {
+          drop.apply(P, dropped.data(), dropped.size(), g.probs_offset(b, h));
           Pd = dropped.data();
         }
         gemm<T>(false, false, g.T, g.HS, g.T, T(1), Pd, g.T, v, ld3, T(0),
@@ -103,9 +107,8 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
         const T* P = probs + g.probs_offset(b, h);
         const T* dO = dctx + g.row0(b) * g.C + h * g.HS;
         const T* Pd = P;
-        if (s.dropout_p > 0) {
-          const size_t base = g.probs_offset(b, h);
-          for (size_t i = 0; i < TT; ++i) dropped[i] = drop.apply(P[i], base + i);
+        if (drop.active()) {
+          drop.apply(P, dropped.data(), TT, g.probs_offset(b, h));
           Pd = dropped.data();
         }
         // dV = Pd^T dO ; dPd = dO V^T
@@ -116,11 +119,11 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
         for (int i = 0; i < g.T; ++i) {
           T* row = dS.data() + static_cast<size_t>(i) * g.T;
           const T* prow = P + static_cast<size_t>(i) * g.T;
+          if (drop.active()) drop.apply(row, row, g.T, base + static_cast<size_t>(i) * g.T);
           T dot = 0;
-          for (int j = 0; j < g.T; ++j) {
-            row[j] = drop.apply(row[j], base + static_cast<size_t>(i) * g.T + j);
-            dot += row[j] * prow[j];
-          }
+#pragma omp simd reduction(+ : dot)
+          for (int j = 0; j < g.T; ++j) dot += row[j] * prow[j];
+#pragma omp simd
           for (int j = 0; j < g.T; ++j) row[j] = prow[j] * (row[j] - dot);
         }
         // dQ = scale dS K ; dK = scale dS^T Q

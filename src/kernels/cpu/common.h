@@ -24,3 +24,18 @@ void add_column_sums(const T* m, T* sums, int N, int C) {
 }
 
 }  // namespace strata::kernels
+
+namespace strata::kernels {
+
+// Runs fn(begin, end) over [0, n) in blocks of a fixed size, blocks spread over the OpenMP
+// threads. The cut points depend only on n, so vectorised bodies and their scalar tails touch
+// the same elements whatever the thread count.
+template <typename Fn>
+void parallel_blocks(size_t n, Fn fn) {
+  constexpr size_t kBlock = 4096;
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static)
+  for (size_t b = 0; b < blocks; ++b) fn(b * kBlock, std::min(n, (b + 1) * kBlock));
+}
+
+}  // namespace strata::kernels

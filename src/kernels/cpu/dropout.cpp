@@ -1,3 +1,6 @@
+#include <algorithm>
+
+#include "kernels/cpu/common.h"
 #include "kernels/cpu/dropout_mask.h"
 #include "kernels/ops.h"
 
@@ -6,8 +9,11 @@ namespace strata::kernels {
 template <typename T>
 void dropout_forward(const T* x, T* y, size_t n, float p, uint64_t seed, uint64_t stream) {
   const DropoutMask mask(p, seed, stream);
-#pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; ++i) y[i] = mask.apply(x[i], i);
+  if (!mask.active()) {
+    if (x != y) std::copy(x, x + n, y);
+    return;
+  }
+  parallel_blocks(n, [&](size_t b, size_t e) { mask.apply(x + b, y + b, e - b, b); });
 }
 
 template <typename T>
