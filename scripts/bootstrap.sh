@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# One command for a fresh Debian 12 machine: install the Debian packages strata needs,
+# build it (Release, Ninja), and run the main job on bundled data.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install_deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build
+./scripts/demo.sh
