@@ -159,6 +159,31 @@ nlohmann::json ModelConfig::to_json() const {
   return j;
 }
 
+void ModelConfig::set_labels(const std::vector<std::string>& names) {
+  num_labels = static_cast<int>(names.size());
+  nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
+  for (size_t i = 0; i < names.size(); ++i) {
+    id2label[std::to_string(i)] = names[i];
+    label2id[names[i]] = i;
+  }
+  raw["id2label"] = id2label;
+  raw["label2id"] = label2id;
+}
+
+std::vector<std::string> ModelConfig::label_names() const {
+  std::vector<std::string> out;
+  auto it = raw.find("id2label");
+  for (int i = 0; i < num_labels; ++i) {
+    std::string name = "LABEL_" + std::to_string(i);
+    if (it != raw.end() && it->is_object()) {
+      auto n = it->find(std::to_string(i));
+      if (n != it->end() && n->is_string()) name = n->get<std::string>();
+    }
+    out.push_back(name);
+  }
+  return out;
+}
+
 ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src, const Task* task_override) {
   if (!j.is_object()) fail(src, ": expected a JSON object");
   auto mt = j.find("model_type");

@@ -37,6 +37,9 @@ struct ModelConfig {
   // The name prefix of the base model's parameters inside a task model ("bert.", "roberta.", "distilbert.").
   std::string base_prefix() const;
   nlohmann::json to_json() const;  // raw, with architectures / problem_type brought up to date
+  // Sets num_labels and HF's id2label / label2id (written into config.json on save).
+  void set_labels(const std::vector<std::string>& names);
+  std::vector<std::string> label_names() const;  // id2label in id order ("LABEL_i" where unnamed)
 };
 
 // Reads and checks a config.json. `source` names the file in error messages. The task comes

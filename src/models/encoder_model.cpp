@@ -294,7 +294,12 @@ LossResult EncoderModel<T>::loss(const Batch& b, Activations<T>& acts, double no
 }
 
 template <typename T>
-void EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Activations<T>& acts) {
+bool EncoderModel<T>::is_base_parameter(const ParamEntry& e) const {
+  return cfg_.task == Task::Base || e.name.starts_with(cfg_.base_prefix());
+}
+
+template <typename T>
+void EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Activations<T>& acts, bool head_only) {
   const nn::Flat<T> f{params_.data(), grads_.data()};
   const int N = b.B * b.T;
   const size_t NC = static_cast<size_t>(N) * cfg_.hidden_size;
@@ -312,6 +317,7 @@ void EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Activ
       break;
     case Task::Base: fail("backward needs a task head");
   }
+  if (head_only) return;
   for (size_t i = layers_.size(); i-- > 0;) {
     const T* x = i == 0 ? acts.embeddings.out.data() : acts.layers[i - 1].out.data();
     nn::encoder_layer_backward(layers_[i], f, x, b.B, b.T, drop, acts.layers[i], acts.d_hidden.data(),

@@ -58,8 +58,12 @@ class EncoderModel {
   // Loss of the last forward, and d(loss)/d(logits) into acts.dlogits; norm <= 0 means this
   // batch's own label_count().
   LossResult loss(const Batch& batch, Activations<T>& acts, double norm = 0) const;
-  // Accumulates d(loss)/d(params) into grads(), from acts.dlogits.
-  void backward(const Batch& batch, const nn::DropoutCtx& drop, Activations<T>& acts);
+  // Accumulates d(loss)/d(params) into grads(), from acts.dlogits. head_only stops after the
+  // task head (a frozen base model needs no encoder gradients).
+  void backward(const Batch& batch, const nn::DropoutCtx& drop, Activations<T>& acts, bool head_only = false);
+  // True for parameters of the base model (embeddings, encoder, BERT's pooler): what
+  // freeze_base_model freezes, as HF's `model.base_model.requires_grad_(False)` does.
+  bool is_base_parameter(const ParamEntry& e) const;
 
  private:
   nn::LinearSpec add_linear(const std::string& name, int in, int out);

@@ -36,13 +36,11 @@ std::map<std::string, std::string> map_checkpoint_names(const std::vector<std::s
   return out;
 }
 
-}  // namespace
-
+// Fills every parameter of `model` found in DIR's safetensors; the rest are initialised and
+// listed as missing.
 template <typename T>
-std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadReport* report,
-                                                 const Task* task_override, uint64_t init_seed) {
-  const ModelConfig cfg = load_model_config(dir, task_override);
-  auto model = std::make_unique<EncoderModel<T>>(cfg);
+LoadReport fill_from_checkpoint(EncoderModel<T>& model, const std::string& dir, uint64_t init_seed) {
+  const ModelConfig& cfg = model.config();
   const io::SafetensorsSet files(dir);
   const auto by_model_name = map_checkpoint_names(files.names(), cfg);
   std::set<std::string> used;
@@ -57,15 +55,15 @@ std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadRep
     return nullptr;
   };
 
-  for (const ParamEntry& e : model->table().entries()) {
+  for (const ParamEntry& e : model.table().entries()) {
     const io::TensorView* t = lookup(e.name);
     if (!t) {  // HF may have kept the tied twin's name instead
-      for (const auto& [alias, target] : model->tied_aliases())
+      for (const auto& [alias, target] : model.tied_aliases())
         if (target == e.name && (t = lookup(alias))) break;
     }
     if (!t) {
       rep.missing.push_back(e.name);
-      model->init_parameter(e.name, init_seed);
+      model.init_parameter(e.name, init_seed);
       continue;
     }
     if (t->dtype != DType::F32 && t->dtype != DType::F64 && t->dtype != DType::F16 && t->dtype != DType::BF16)
@@ -74,16 +72,37 @@ std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadRep
     if (t->shape != e.shape)
       fail(dir, ": tensor '", t->name, "' has shape ", shape_str(t->shape), " but config.json implies ",
            shape_str(e.shape), " for ", e.name);
-    io::convert_to<T>(*t, model->params().data() + e.offset);
+    io::convert_to<T>(*t, model.params().data() + e.offset);
   }
-  for (const auto& [alias, target] : model->tied_aliases()) {
+  for (const auto& [alias, target] : model.tied_aliases()) {
     auto it = by_model_name.find(alias);
     if (it != by_model_name.end()) used.insert(it->second);
   }
   for (const auto& n : files.names())
     if (!used.count(n) && !is_ignored_buffer(n)) rep.unexpected.push_back(n);
+  return rep;
+}
+
+}  // namespace
+
+template <typename T>
+std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadReport* report,
+                                                 const Task* task_override, uint64_t init_seed) {
+  auto model = std::make_unique<EncoderModel<T>>(load_model_config(dir, task_override));
+  LoadReport rep = fill_from_checkpoint(*model, dir, init_seed);
   if (report) *report = std::move(rep);
   return model;
+}
+
+template <typename T>
+void load_weights(EncoderModel<T>& model, const std::string& dir) {
+  const LoadReport rep = fill_from_checkpoint(model, dir, 0);
+  if (!rep.missing.empty())
+    fail(dir, ": checkpoint from another model: it has no tensor '", rep.missing.front(), "' (", rep.missing.size(),
+         " missing)");
+  if (!rep.unexpected.empty())
+    fail(dir, ": checkpoint from another model: it has tensor '", rep.unexpected.front(), "' this ",
+         model.config().architecture(), " does not (", rep.unexpected.size(), " unexpected)");
 }
 
 template <typename T>
@@ -128,6 +147,8 @@ template std::unique_ptr<EncoderModel<float>> load_pretrained<float>(const std::
                                                                      uint64_t);
 template std::unique_ptr<EncoderModel<double>> load_pretrained<double>(const std::string&, LoadReport*, const Task*,
                                                                        uint64_t);
+template void load_weights<float>(EncoderModel<float>&, const std::string&);
+template void load_weights<double>(EncoderModel<double>&, const std::string&);
 template void save_pretrained<float>(const EncoderModel<float>&, const std::string&);
 template void save_pretrained<double>(const EncoderModel<double>&, const std::string&);
 

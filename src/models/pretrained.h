@@ -24,6 +24,11 @@ template <typename T>
 std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadReport* report = nullptr,
                                                  const Task* task_override = nullptr, uint64_t init_seed = 42);
 
+// Loads DIR's weights into an existing model (resume, best model at end). Every parameter must
+// be there with its shape, and nothing else: anything else is a checkpoint of another model.
+template <typename T>
+void load_weights(EncoderModel<T>& model, const std::string& dir);
+
 // Writes DIR/config.json and DIR/model.safetensors (F32, metadata format=pt, tied weights
 // stored once under HF's kept name), each atomically; creates DIR if needed.
 template <typename T>

@@ -20,11 +20,17 @@ void Optimizer<T>::step(T* params, const T* grads, double lr) {
   ++step_;
   const auto& entries = table_.entries();
   // Walk runs of consecutive entries with the same decay: one fused kernel call per run.
+  auto frozen = [&](size_t k) { return !frozen_.empty() && frozen_[k]; };
+  auto decays = [&](size_t k) { return !(cfg_.exclude_bias_and_norm_from_decay && entries[k].no_decay); };
   size_t i = 0;
   while (i < entries.size()) {
-    const bool no_decay = cfg_.exclude_bias_and_norm_from_decay && entries[i].no_decay;
+    if (frozen(i)) {
+      ++i;
+      continue;
+    }
+    const bool no_decay = !decays(i);
     size_t j = i + 1;
-    while (j < entries.size() && (cfg_.exclude_bias_and_norm_from_decay && entries[j].no_decay) == no_decay &&
+    while (j < entries.size() && !frozen(j) && !decays(j) == no_decay &&
            entries[j].offset == entries[j - 1].offset + entries[j - 1].numel)
       ++j;
     const size_t off = entries[i].offset;
@@ -39,6 +45,12 @@ void Optimizer<T>::step(T* params, const T* grads, double lr) {
     }
     i = j;
   }
+}
+
+template <typename T>
+std::vector<std::pair<std::string, Buffer<T>*>> Optimizer<T>::state_buffers() {
+  if (cfg_.name == "adamw") return {{"exp_avg", &m_}, {"exp_avg_sq", &v_}};
+  return {{"momentum_buffer", &m_}};
 }
 
 template class Optimizer<float>;

@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/ops.h"
 #include "models/param_table.h"
@@ -30,14 +32,20 @@ class Optimizer {
   // One update with the current learning rate `lr` (schedulers change it per step).
   void step(T* params, const T* grads, double lr);
   int64_t steps_taken() const { return step_; }
+  void set_steps_taken(int64_t steps) { step_ = steps; }  // when resuming from a checkpoint
   const OptimizerConfig& config() const { return cfg_; }
-  Buffer<T>& state(int i) { return i == 0 ? m_ : v_; }  // m (or momentum) and v
+  // The state buffers, indexed like the parameters, with the names PyTorch's optimizers give
+  // them: AdamW {exp_avg, exp_avg_sq}; SGD {momentum_buffer}.
+  std::vector<std::pair<std::string, Buffer<T>*>> state_buffers();
+  // Parameters (by table entry index) the update skips, e.g. a frozen base model.
+  void set_frozen(std::vector<bool> frozen) { frozen_ = std::move(frozen); }
 
  private:
   OptimizerConfig cfg_;
   const ParamTable& table_;
   Buffer<T> m_, v_;
   int64_t step_ = 0;
+  std::vector<bool> frozen_;
 };
 
 }  // namespace strata

@@ -1,0 +1,60 @@
+// Trainer checkpoints: OUTPUT_DIR/checkpoint-<step>/ holding
+//   config.json + model.safetensors   (an HF model directory: from_pretrained loads it)
+//   tokenizer files                   (copied from the tokenizer directory)
+//   optimizer.safetensors             (exp_avg.<name>, exp_avg_sq.<name> | momentum_buffer.<name>)
+//   trainer_state.json                (step, epoch, data position, scheduler, RNG seed, log history, best)
+//   training_args.json
+// Written into a temporary directory and renamed when complete, so a crash never leaves a
+// checkpoint-<step> that looks whole but is not.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/encoder_model.h"
+#include "train/optimizer.h"
+
+namespace strata {
+
+struct TrainerState {
+  int64_t global_step = 0;
+  int64_t epoch = 0;           // epoch the next batch belongs to
+  int64_t batch_in_epoch = 0;  // index of the next batch to read in that epoch
+  double epoch_float = 0;      // HF's fractional epoch, for logs
+  int64_t max_steps = 0;
+  uint64_t seed = 0;
+  double best_metric = 0;
+  bool has_best = false;
+  std::string best_model_checkpoint;
+  int early_stopping_counter = 0;
+  double total_flos = 0;
+  // Running sums behind the logged training loss, kept so a resumed run logs the same values.
+  double loss_since_log = 0, loss_total = 0;
+  int64_t steps_since_log = 0;
+  nlohmann::json log_history = nlohmann::json::array();
+
+  nlohmann::json to_json() const;
+  static TrainerState from_json(const nlohmann::json& j, const std::string& source);
+};
+
+// Saves everything into OUTPUT_DIR/checkpoint-<global_step>; returns its path.
+std::string save_checkpoint(const std::string& output_dir, const EncoderModel<float>& model, Optimizer<float>& opt,
+                            const TrainerState& state, const std::string& tokenizer_dir,
+                            const std::string& training_args_json);
+
+// Restores optimizer state and trainer state from a checkpoint directory whose model weights
+// the caller has loaded. Errors name the file (and the tensor) that does not fit the model.
+TrainerState load_checkpoint_state(const std::string& dir, const EncoderModel<float>& model, Optimizer<float>& opt);
+
+// checkpoint-<N> directories under output_dir, oldest (smallest N) first.
+std::vector<std::string> list_checkpoints(const std::string& output_dir);
+
+// Deletes the oldest checkpoints beyond `limit` (0 = keep all), never the newest and never `keep`.
+void rotate_checkpoints(const std::string& output_dir, int limit, const std::string& keep);
+
+// Copies the tokenizer files HF's AutoTokenizer reads from src_dir to dst_dir.
+void copy_tokenizer_files(const std::string& src_dir, const std::string& dst_dir);
+
+}  // namespace strata

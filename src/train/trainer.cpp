@@ -1,0 +1,290 @@
+#include "train/trainer.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "io/files.h"
+#include "kernels/ops.h"
+#include "models/pretrained.h"
+#include "train/evaluation.h"
+#include "train/progress.h"
+#include "train/scheduler.h"
+#include "util/error.h"
+#include "util/rng.h"
+
+namespace strata {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The dropout seed of one micro-batch: a function of (seed, step, micro-batch) only.
+uint64_t dropout_seed(uint64_t seed, int64_t step, int micro) {
+  return mix64(seed ^ mix64(static_cast<uint64_t>(step) * 1024 + static_cast<uint64_t>(micro) + 1));
+}
+
+double round_sig(double v) { return std::round(v * 1e4) / 1e4; }
+
+}  // namespace
+
+Trainer::Trainer(TrainingArguments args, std::unique_ptr<EncoderModel<float>> model, std::string tokenizer_dir)
+    : args_(std::move(args)), model_(std::move(model)), tokenizer_dir_(std::move(tokenizer_dir)) {
+  OptimizerConfig oc;
+  oc.name = args_.optim == "sgd" ? "sgd" : "adamw";
+  oc.lr = args_.learning_rate;
+  oc.weight_decay = args_.weight_decay;
+  oc.beta1 = args_.adam_beta1;
+  oc.beta2 = args_.adam_beta2;
+  oc.eps = args_.adam_epsilon;
+  oc.momentum = args_.sgd_momentum;
+  oc.exclude_bias_and_norm_from_decay = true;  // HF Trainer's parameter groups
+  optimizer_ = std::make_unique<Optimizer<float>>(oc, model_->table());
+  if (args_.freeze_base_model) {
+    std::vector<bool> frozen;
+    for (const ParamEntry& e : model_->table().entries()) frozen.push_back(model_->is_base_parameter(e));
+    optimizer_->set_frozen(std::move(frozen));
+  }
+  state_.seed = static_cast<uint64_t>(args_.seed);
+}
+
+void Trainer::log(nlohmann::json entry) {
+  entry["step"] = state_.global_step;
+  if (!entry.contains("epoch")) entry["epoch"] = round_sig(state_.epoch_float);
+  state_.log_history.push_back(entry);
+  std::ofstream(fs::path(args_.output_dir) / "trainer_log.jsonl", std::ios::app) << entry.dump() << "\n";
+  progress_message(entry.dump());
+}
+
+std::string Trainer::resolve_checkpoint(const std::string& spec) const {
+  if (spec != "latest") {
+    if (!fs::exists(fs::path(spec) / "trainer_state.json"))
+      fail("resume_from_checkpoint: '", spec, "' is not a checkpoint directory (no trainer_state.json)");
+    return spec;
+  }
+  const auto all = list_checkpoints(args_.output_dir);
+  if (all.empty()) fail("resume_from_checkpoint: latest: no checkpoint-<step> directory in ", args_.output_dir);
+  return all.back();
+}
+
+void Trainer::resume_from(const std::string& dir) {
+  load_weights(*model_, dir);
+  state_ = load_checkpoint_state(dir, *model_, *optimizer_);
+  if (state_.seed != static_cast<uint64_t>(args_.seed))
+    fail(dir, ": the checkpoint was trained with seed ", state_.seed, ", this run has seed ", args_.seed,
+         "; resuming would not reproduce the run");
+  // The log on disk may run past the checkpoint (the run was interrupted later): rewrite it.
+  std::ofstream out(fs::path(args_.output_dir) / "trainer_log.jsonl", std::ios::trunc);
+  for (const auto& e : state_.log_history) out << e.dump() << "\n";
+  progress_message(cat("resumed from ", dir, " at step ", state_.global_step, " (epoch ", state_.epoch, ", batch ",
+                       state_.batch_in_epoch, ")"));
+}
+
+nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
+  const TrainingArguments& a = args_;
+  const int64_t batches = static_cast<int64_t>(train_data.num_batches());
+  if (batches == 0) fail(a.train_file, ": the training set has no batches");
+  // A last partial accumulation at the end of an epoch still makes an optimizer step.
+  const int64_t steps_per_epoch = (batches + a.gradient_accumulation_steps - 1) / a.gradient_accumulation_steps;
+  const int64_t max_steps =
+      a.max_steps > 0 ? a.max_steps : static_cast<int64_t>(std::ceil(a.num_train_epochs * steps_per_epoch));
+  const LRScheduler sched(a.lr_scheduler_type, a.learning_rate,
+                          warmup_steps_from(a.warmup_ratio, a.warmup_steps, max_steps), max_steps);
+  fs::create_directories(a.output_dir);
+  if (!a.resume_from_checkpoint.empty()) {
+    resume_from(resolve_checkpoint(a.resume_from_checkpoint));
+  } else {
+    std::ofstream(fs::path(a.output_dir) / "trainer_log.jsonl", std::ios::trunc);
+  }
+  state_.max_steps = max_steps;
+
+  progress_message(cat("***** Running training *****\n  Num examples = ", train_data.num_examples(),
+                       "\n  Num epochs = ", (max_steps + steps_per_epoch - 1) / steps_per_epoch,
+                       "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
+                       " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
+                       model_->table().total()));
+  Progress bar(max_steps, a.disable_tqdm);
+  bar.update(state_.global_step, "");
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t start_step = state_.global_step;
+  std::vector<Batch> micro(a.gradient_accumulation_steps);
+  bool started = false, stop = false;
+  int64_t tokens = 0;
+
+  while (state_.global_step < max_steps && !stop) {
+    if (!started || state_.batch_in_epoch == 0) {
+      train_data.start(state_.epoch, static_cast<size_t>(state_.batch_in_epoch));
+      started = true;
+    }
+    int n = 0;
+    while (n < a.gradient_accumulation_steps && train_data.next(micro[n])) ++n;
+    if (n == 0) fail("training data ended early in epoch ", state_.epoch, " at batch ", state_.batch_in_epoch);
+    double norm = 0;
+    for (int i = 0; i < n; ++i) norm += label_count(model_->config(), micro[i]);
+
+    model_->grads().zero();
+    double loss = 0;
+    for (int i = 0; i < n; ++i) {
+      const nn::DropoutCtx drop{true, dropout_seed(state_.seed, state_.global_step, i)};
+      model_->forward(micro[i], drop, acts_);
+      loss += model_->loss(micro[i], acts_, norm).loss;
+      model_->backward(micro[i], drop, acts_, a.freeze_base_model);
+      tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
+    }
+    if (!std::isfinite(loss)) {
+      const auto saved = list_checkpoints(a.output_dir);
+      fail("step ", state_.global_step + 1, ": the training loss is ", loss, "; stopping. ",
+           saved.empty() ? std::string("No checkpoint was saved yet.")
+                         : "The last good checkpoint is " + saved.back() + " (resume_from_checkpoint: latest).");
+    }
+    Buffer<float>& g = model_->grads();
+    const double grad_norm = std::sqrt(kernels::sum_squares(g.data(), g.size()));
+    if (a.max_grad_norm > 0) {  // torch.nn.utils.clip_grad_norm_
+      const double coef = a.max_grad_norm / (grad_norm + 1e-6);
+      if (coef < 1) kernels::scale(g.data(), g.size(), static_cast<float>(coef));
+    }
+    const double lr = sched.lr_at(state_.global_step);
+    optimizer_->step(model_->params().data(), g.data(), lr);
+
+    ++state_.global_step;
+    state_.batch_in_epoch += n;
+    state_.epoch_float = state_.epoch + static_cast<double>(state_.batch_in_epoch) / batches;
+    state_.loss_since_log += loss;
+    state_.loss_total += loss;
+    ++state_.steps_since_log;
+    const bool epoch_end = state_.batch_in_epoch >= batches;
+    bar.update(state_.global_step, cat("loss ", round_sig(loss)));
+
+    const bool log_now = (a.logging_strategy == "steps" && state_.global_step % a.logging_steps == 0) ||
+                         (a.logging_strategy == "epoch" && epoch_end) ||
+                         (a.logging_first_step && state_.global_step == 1) || state_.global_step == max_steps;
+    if (log_now && a.logging_strategy != "no") {
+      log({{"loss", round_sig(state_.loss_since_log / state_.steps_since_log)},
+           {"grad_norm", round_sig(grad_norm)},
+           {"learning_rate", lr}});
+      state_.loss_since_log = 0;
+      state_.steps_since_log = 0;
+    }
+    if (epoch_end) {  // the next batch is the first of the next epoch
+      ++state_.epoch;
+      state_.batch_in_epoch = 0;
+    }
+    maybe_evaluate_and_save(eval_data, epoch_end, stop);
+  }
+  bar.finish();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  if (a.load_best_model_at_end && state_.has_best) {
+    progress_message(cat("Loading best model from ", state_.best_model_checkpoint, " (",
+                         a.best_metric_key(), " = ", state_.best_metric, ")"));
+    load_weights(*model_, state_.best_model_checkpoint);
+  }
+  const int64_t steps_run = state_.global_step - start_step;
+  nlohmann::json results = {
+      {"train_runtime", round_sig(secs)},
+      {"train_samples_per_second", round_sig(steps_run * a.per_device_train_batch_size *
+                                             a.gradient_accumulation_steps / std::max(secs, 1e-9))},
+      {"train_steps_per_second", round_sig(steps_run / std::max(secs, 1e-9))},
+      {"train_tokens_per_second", round_sig(tokens / std::max(secs, 1e-9))},
+      {"train_loss", state_.global_step > 0 ? state_.loss_total / state_.global_step : 0.0},
+      {"epoch", round_sig(state_.epoch_float)},
+      {"global_step", state_.global_step}};
+  log(results);
+  io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.to_json().dump(2) + "\n");
+  return results;
+}
+
+void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, bool epoch_end, bool& stop) {
+  const TrainingArguments& a = args_;
+  const int64_t step = state_.global_step;
+  const bool eval_now = eval_data && ((a.eval_strategy == "steps" && step % a.eval_steps == 0) ||
+                                      (a.eval_strategy == "epoch" && epoch_end));
+  const bool save_now = (a.save_strategy == "steps" && step % a.save_steps == 0) ||
+                        (a.save_strategy == "epoch" && epoch_end);
+  bool improved = false;
+  if (eval_now) {
+    const nlohmann::json m = evaluate(*eval_data, "eval");
+    log(m);
+    const std::string key = a.best_metric_key();
+    if (!a.metric_for_best_model.empty()) {
+      if (!m.contains(key)) fail("metric_for_best_model '", a.metric_for_best_model, "': evaluation reports ", m.dump());
+      const double v = m[key].get<double>();
+      const bool greater = a.best_is_greater();
+      const bool better = !state_.has_best || (greater ? v > state_.best_metric : v < state_.best_metric);
+      // HF's EarlyStoppingCallback: an improvement counts only when larger than the threshold.
+      const bool significant = better && (!state_.has_best || std::abs(v - state_.best_metric) > a.early_stopping_threshold);
+      if (significant) {
+        state_.early_stopping_counter = 0;
+      } else if (a.early_stopping_patience > 0 && ++state_.early_stopping_counter >= a.early_stopping_patience) {
+        progress_message(cat("early stopping: ", key, " has not improved by more than ", a.early_stopping_threshold,
+                             " for ", a.early_stopping_patience, " evaluations (best ", state_.best_metric, ")"));
+        stop = true;
+      }
+      if (better) {
+        state_.best_metric = v;
+        state_.has_best = true;
+        improved = true;
+      }
+    }
+  }
+  if (save_now || (stop && a.save_strategy != "no")) {
+    const std::string path = (fs::path(a.output_dir) / ("checkpoint-" + std::to_string(step))).string();
+    if (improved) state_.best_model_checkpoint = path;
+    save_checkpoint(a.output_dir, *model_, *optimizer_, state_, tokenizer_dir_, training_arguments_json(a));
+    rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
+  }
+}
+
+nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix) {
+  const auto t0 = std::chrono::steady_clock::now();
+  data.start(0, 0);
+  EvalAccumulator acc(model_->config());
+  Batch b;
+  const nn::DropoutCtx no_dropout{false, 0};
+  while (data.next(b)) {
+    const float* logits = model_->forward(b, no_dropout, acts_);
+    const double norm = label_count(model_->config(), b);
+    const double loss = norm > 0 ? model_->loss(b, acts_, norm).loss : 0.0;
+    acc.add(b, logits, loss * norm, norm);
+  }
+  nlohmann::json out = acc.metrics(prefix);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out[prefix + "_runtime"] = round_sig(secs);
+  out[prefix + "_samples_per_second"] = round_sig(data.num_examples() / std::max(secs, 1e-9));
+  out["epoch"] = round_sig(state_.epoch_float);
+  return out;
+}
+
+std::vector<Prediction> Trainer::predict(BatchStream& data) {
+  data.start(0, 0);
+  std::vector<Prediction> out;
+  Batch b;
+  const nn::DropoutCtx no_dropout{false, 0};
+  const int L = model_->config().num_labels;
+  if (model_->config().task != Task::SequenceClassification)
+    fail("predict: writing predictions needs a sequence-classification model");
+  while (data.next(b)) {
+    const float* logits = model_->forward(b, no_dropout, acts_);
+    for (int i = 0; i < b.B; ++i) {
+      Prediction p;
+      p.logits.assign(logits + static_cast<size_t>(i) * L, logits + static_cast<size_t>(i + 1) * L);
+      if (!b.labels.empty()) p.label = b.labels[i];
+      if (!b.float_labels.empty())
+        p.target.assign(b.float_labels.begin() + static_cast<size_t>(i) * L,
+                        b.float_labels.begin() + static_cast<size_t>(i + 1) * L);
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+void Trainer::save_model(const std::string& dir) const {
+  save_pretrained(*model_, dir);
+  copy_tokenizer_files(tokenizer_dir_, dir);
+}
+
+}  // namespace strata

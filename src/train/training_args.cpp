@@ -1,0 +1,253 @@
+#include "train/training_args.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "io/files.h"
+#include "util/error.h"
+
+namespace strata {
+
+namespace {
+
+using Member = std::variant<std::string TrainingArguments::*, int TrainingArguments::*,
+                            int64_t TrainingArguments::*, double TrainingArguments::*, bool TrainingArguments::*>;
+
+struct Field {
+  const char* name;
+  Member member;
+};
+
+#define F(name) Field{#name, &TrainingArguments::name}
+const Field kFields[] = {
+    F(model_name_or_path), F(tokenizer_name), F(task), F(problem_type),
+    F(train_file), F(validation_file), F(test_file), F(text_column), F(text_pair_column), F(label_column),
+    F(max_seq_length), F(pad_to_max_length), F(pad_to_multiple_of), F(validation_split_percentage), F(streaming),
+    F(mlm_probability),
+    F(output_dir), F(overwrite_output_dir), F(do_train), F(do_eval), F(do_predict),
+    F(num_train_epochs), F(max_steps), F(per_device_train_batch_size), F(per_device_eval_batch_size),
+    F(gradient_accumulation_steps), F(learning_rate), F(weight_decay), F(adam_beta1), F(adam_beta2),
+    F(adam_epsilon), F(optim), F(sgd_momentum), F(lr_scheduler_type), F(warmup_ratio), F(warmup_steps),
+    F(max_grad_norm), F(seed), F(eval_strategy), F(eval_steps), F(logging_strategy), F(logging_steps),
+    F(logging_first_step), F(save_strategy), F(save_steps), F(save_total_limit), F(load_best_model_at_end),
+    F(metric_for_best_model), F(greater_is_better), F(early_stopping_patience), F(early_stopping_threshold),
+    F(freeze_base_model), F(dataloader_num_workers), F(dataloader_drop_last), F(resume_from_checkpoint),
+    F(predict_output_format), F(num_threads), F(disable_tqdm),
+};
+#undef F
+
+// HF's older spellings, accepted as they are in TrainingArguments.
+struct Alias {
+  const char* old_name;
+  const char* name;
+};
+constexpr Alias kAliases[] = {{"evaluation_strategy", "eval_strategy"}};
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string nearest_name(const std::string& key) {
+  const Field* best = nullptr;
+  size_t best_d = SIZE_MAX;
+  for (const Field& f : kFields) {
+    const size_t d = edit_distance(key, f.name);
+    if (d < best_d) best_d = d, best = &f;
+  }
+  return best_d <= std::max<size_t>(3, key.size() / 3) ? best->name : "";
+}
+
+const Field& find_field(const std::string& key, const std::string& src) {
+  std::string k = key;
+  for (const Alias& a : kAliases)
+    if (k == a.old_name) k = a.name;
+  for (const Field& f : kFields)
+    if (k == f.name) return f;
+  const std::string near = nearest_name(key);
+  fail(src, ": unknown option '", key, "'", near.empty() ? "" : cat("; did you mean '", near, "'?"),
+       " (see docs/training.md for the list)");
+}
+
+void assign(TrainingArguments& a, const Field& f, const YAML::Node& v, const std::string& where) {
+  auto bad = [&](const char* expected) {
+    std::ostringstream os;
+    os << v;
+    fail(where, ": option '", f.name, "' expects ", expected, ", got '", os.str(), "'");
+  };
+  if (!v.IsScalar() && !v.IsNull()) bad("a single value");
+  std::visit(
+      [&](auto member) {
+        using M = std::remove_reference_t<decltype(a.*member)>;
+        if constexpr (std::is_same_v<M, std::string>) {
+          a.*member = v.IsNull() ? std::string() : v.as<std::string>();
+        } else if constexpr (std::is_same_v<M, bool>) {
+          bool x;
+          if (!YAML::convert<bool>::decode(v, x)) bad("true or false");
+          a.*member = x;
+        } else if constexpr (std::is_same_v<M, double>) {
+          double x;
+          if (!YAML::convert<double>::decode(v, x)) bad("a number");
+          a.*member = x;
+        } else {
+          long long x;
+          if (!YAML::convert<long long>::decode(v, x)) bad("an integer");
+          if (std::is_same_v<M, int> && (x < INT32_MIN || x > INT32_MAX)) bad("a 32-bit integer");
+          a.*member = static_cast<M>(x);
+        }
+      },
+      f.member);
+}
+
+void check_one_of(const std::string& v, const char* name, std::initializer_list<const char*> allowed,
+                  const std::string& src) {
+  std::string list;
+  for (const char* x : allowed) {
+    if (v == x) return;
+    list += (list.empty() ? "" : ", ") + std::string(x);
+  }
+  fail(src, ": ", name, " is '", v, "'; expected one of ", list);
+}
+
+void validate(TrainingArguments& a, const std::string& src) {
+  if (a.model_name_or_path.empty()) fail(src, ": model_name_or_path is required (a directory with config.json)");
+  if (a.output_dir.empty()) fail(src, ": output_dir is required");
+  if (a.tokenizer_name.empty()) a.tokenizer_name = a.model_name_or_path;
+  if (a.do_train && a.train_file.empty()) fail(src, ": do_train is true but train_file is not set");
+  if (a.do_predict && a.test_file.empty()) fail(src, ": do_predict is true but test_file is not set");
+  if (!a.task.empty()) check_one_of(a.task, "task", {"sequence-classification", "masked-lm"}, src);
+  if (!a.problem_type.empty())
+    check_one_of(a.problem_type, "problem_type",
+                 {"single_label_classification", "multi_label_classification", "regression"}, src);
+  check_one_of(a.optim, "optim", {"adamw_torch", "adamw", "sgd"}, src);
+  check_one_of(a.lr_scheduler_type, "lr_scheduler_type",
+               {"linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup",
+                "inverse_sqrt"},
+               src);
+  check_one_of(a.eval_strategy, "eval_strategy", {"no", "steps", "epoch"}, src);
+  check_one_of(a.save_strategy, "save_strategy", {"no", "steps", "epoch"}, src);
+  check_one_of(a.logging_strategy, "logging_strategy", {"no", "steps", "epoch"}, src);
+  check_one_of(a.predict_output_format, "predict_output_format", {"csv", "jsonl"}, src);
+  if (!a.greater_is_better.empty()) check_one_of(a.greater_is_better, "greater_is_better", {"true", "false"}, src);
+  auto positive = [&](double v, const char* n) {
+    if (!(v > 0)) fail(src, ": ", n, " must be positive, got ", v);
+  };
+  positive(a.per_device_train_batch_size, "per_device_train_batch_size");
+  positive(a.per_device_eval_batch_size, "per_device_eval_batch_size");
+  positive(a.gradient_accumulation_steps, "gradient_accumulation_steps");
+  positive(a.max_seq_length, "max_seq_length");
+  positive(a.learning_rate, "learning_rate");
+  if (a.max_steps <= 0 && !(a.num_train_epochs > 0))
+    fail(src, ": set num_train_epochs > 0 or max_steps > 0");
+  if (a.warmup_ratio < 0 || a.warmup_ratio > 1) fail(src, ": warmup_ratio must be in [0, 1], got ", a.warmup_ratio);
+  if (a.warmup_steps < 0) fail(src, ": warmup_steps must be >= 0");
+  if (a.weight_decay < 0) fail(src, ": weight_decay must be >= 0");
+  if (a.adam_beta1 < 0 || a.adam_beta1 >= 1 || a.adam_beta2 < 0 || a.adam_beta2 >= 1)
+    fail(src, ": adam_beta1 and adam_beta2 must be in [0, 1)");
+  if (a.validation_split_percentage < 0 || a.validation_split_percentage >= 100)
+    fail(src, ": validation_split_percentage must be in [0, 100)");
+  if (a.validation_split_percentage > 0 && !a.validation_file.empty())
+    fail(src, ": set validation_file or validation_split_percentage, not both");
+  if (a.mlm_probability <= 0 || a.mlm_probability >= 1) fail(src, ": mlm_probability must be in (0, 1)");
+  if (a.dataloader_num_workers < 0) fail(src, ": dataloader_num_workers must be >= 0");
+  if (a.save_total_limit < 0) fail(src, ": save_total_limit must be >= 0");
+  if (a.logging_steps <= 0 && a.logging_strategy == "steps") fail(src, ": logging_steps must be positive");
+  if (a.eval_steps <= 0) a.eval_steps = a.logging_steps;
+  if (a.save_strategy == "steps" && a.save_steps <= 0) fail(src, ": save_steps must be positive");
+  const bool has_eval = !a.validation_file.empty() || a.validation_split_percentage > 0;
+  if (a.eval_strategy != "no" && !has_eval)
+    fail(src, ": eval_strategy is '", a.eval_strategy, "' but there is no validation_file or validation_split_percentage");
+  if (a.load_best_model_at_end) {
+    if (a.eval_strategy == "no") fail(src, ": load_best_model_at_end needs eval_strategy steps or epoch");
+    if (a.save_strategy != a.eval_strategy)
+      fail(src, ": load_best_model_at_end needs save_strategy == eval_strategy (got '", a.save_strategy, "' and '",
+           a.eval_strategy, "')");
+    // Every evaluation then has its checkpoint, so the best one is always on disk.
+    if (a.save_strategy == "steps" && a.save_steps != a.eval_steps)
+      fail(src, ": load_best_model_at_end needs save_steps (", a.save_steps, ") equal to eval_steps (", a.eval_steps,
+           ")");
+  }
+  if (a.early_stopping_patience > 0 && a.eval_strategy == "no")
+    fail(src, ": early_stopping_patience needs eval_strategy steps or epoch");
+  if (a.metric_for_best_model.empty() && (a.load_best_model_at_end || a.early_stopping_patience > 0))
+    a.metric_for_best_model = "loss";
+  if (!has_eval) a.do_eval = false;
+}
+
+}  // namespace
+
+bool TrainingArguments::best_is_greater() const {
+  if (!greater_is_better.empty()) return greater_is_better == "true";
+  const std::string m = metric_for_best_model;
+  return !(m == "loss" || m == "eval_loss" || m.ends_with("mse"));
+}
+
+std::string TrainingArguments::best_metric_key() const {
+  return metric_for_best_model.starts_with("eval_") ? metric_for_best_model : "eval_" + metric_for_best_model;
+}
+
+TrainingArguments parse_training_arguments(const std::string& text, const std::string& src,
+                                           const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    fail(src, ": invalid YAML at line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg);
+  }
+  if (!root.IsMap() && !root.IsNull()) fail(src, ": expected a YAML mapping of option: value");
+  TrainingArguments a;
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    const Field& f = find_field(key, src);
+    assign(a, f, kv.second, cat(src, " line ", kv.first.Mark().line + 1));
+  }
+  for (const std::string& o : overrides) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) fail("--set ", o, ": expected key=value");
+    const std::string key = o.substr(0, eq);
+    const Field& f = find_field(key, "--set");
+    assign(a, f, YAML::Load(o.substr(eq + 1)), "--set " + key);
+  }
+  validate(a, src);
+  return a;
+}
+
+TrainingArguments load_training_arguments(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_training_arguments(io::read_file(path), path, overrides);
+}
+
+namespace {
+nlohmann::json to_json(const TrainingArguments& a) {
+  nlohmann::json j;
+  for (const Field& f : kFields) std::visit([&](auto m) { j[f.name] = a.*m; }, f.member);
+  return j;
+}
+}  // namespace
+
+std::string format_training_arguments(const TrainingArguments& a) {
+  const nlohmann::json cur = to_json(a), dflt = to_json(TrainingArguments{});
+  std::string out;
+  for (const Field& f : kFields) {
+    const bool changed = cur[f.name] != dflt[f.name];
+    out += cat("  ", changed ? "*" : " ", " ", f.name, std::string(30 - std::min<size_t>(29, std::string(f.name).size()), ' '),
+               cur[f.name].dump(), "\n");
+  }
+  return out;
+}
+
+std::string training_arguments_json(const TrainingArguments& a) { return to_json(a).dump(2) + "\n"; }
+
+}  // namespace strata

@@ -1,0 +1,81 @@
+// The options of `strata train`: one flat namespace, as HF's run_glue.py / run_mlm.py take
+// ModelArguments + DataTrainingArguments + TrainingArguments on one command line, with the
+// same names and defaults. Parsed from YAML (plus `--set key=value` overrides), checked
+// completely before any work starts: an unknown key names the nearest valid one, a wrong
+// type names the expected one, inconsistent values say which and why.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+struct TrainingArguments {
+  // model (ModelArguments)
+  std::string model_name_or_path;  // a directory with config.json, with or without weights
+  std::string tokenizer_name;      // default: model_name_or_path
+  std::string task;                // sequence-classification | masked-lm; default from config.json
+  std::string problem_type;        // overrides config.json's
+  // data (DataTrainingArguments)
+  std::string train_file, validation_file, test_file;
+  std::string text_column = "text", text_pair_column, label_column = "label";
+  int max_seq_length = 128;
+  bool pad_to_max_length = false;
+  int pad_to_multiple_of = 0;
+  double validation_split_percentage = 0;
+  bool streaming = false;
+  double mlm_probability = 0.15;
+  // TrainingArguments
+  std::string output_dir;
+  bool overwrite_output_dir = false;
+  bool do_train = true, do_eval = true, do_predict = false;
+  double num_train_epochs = 3.0;
+  int64_t max_steps = -1;
+  int per_device_train_batch_size = 8, per_device_eval_batch_size = 8;
+  int gradient_accumulation_steps = 1;
+  double learning_rate = 5e-5, weight_decay = 0.0;
+  double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_epsilon = 1e-8;
+  std::string optim = "adamw_torch";  // adamw_torch | sgd
+  double sgd_momentum = 0.0;
+  std::string lr_scheduler_type = "linear";
+  double warmup_ratio = 0.0;
+  int64_t warmup_steps = 0;
+  double max_grad_norm = 1.0;
+  int64_t seed = 42;
+  std::string eval_strategy = "no";  // no | steps | epoch
+  int64_t eval_steps = 0;            // 0: logging_steps
+  std::string logging_strategy = "steps";
+  int64_t logging_steps = 500;
+  bool logging_first_step = false;
+  std::string save_strategy = "steps";
+  int64_t save_steps = 500;
+  int save_total_limit = 0;  // 0: keep all
+  bool load_best_model_at_end = false;
+  std::string metric_for_best_model;  // default "loss" when load_best_model_at_end
+  std::string greater_is_better;      // "", "true", "false": unset means by metric
+  int early_stopping_patience = 0;    // 0: off
+  double early_stopping_threshold = 0.0;
+  bool freeze_base_model = false;
+  int dataloader_num_workers = 0;
+  bool dataloader_drop_last = false;
+  std::string resume_from_checkpoint;  // path | "latest"
+  std::string predict_output_format = "csv";  // csv | jsonl
+  int num_threads = 0;                        // 0: all cores
+  bool disable_tqdm = false;
+
+  bool best_is_greater() const;        // resolves greater_is_better against the metric
+  std::string best_metric_key() const;  // "eval_<metric>"
+};
+
+// Parses a YAML mapping; `source` names the file in errors. `overrides` are "key=value"
+// strings (values parsed as YAML scalars) applied on top. Validates everything.
+TrainingArguments parse_training_arguments(const std::string& yaml_text, const std::string& source,
+                                           const std::vector<std::string>& overrides = {});
+TrainingArguments load_training_arguments(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The arguments as "name: value" lines, non-default ones marked, for the start-of-run table.
+std::string format_training_arguments(const TrainingArguments& a);
+// As JSON text (written to checkpoints as training_args.json).
+std::string training_arguments_json(const TrainingArguments& a);
+
+}  // namespace strata
