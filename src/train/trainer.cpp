@@ -163,9 +163,10 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
                          (a.logging_strategy == "epoch" && epoch_end) ||
                          (a.logging_first_step && state_.global_step == 1) || state_.global_step == max_steps;
     if (log_now && a.logging_strategy != "no") {
+      // As HF logs it: the scheduler has stepped, so this is the rate of the next update.
       log({{"loss", round_sig(state_.loss_since_log / state_.steps_since_log)},
            {"grad_norm", round_sig(grad_norm)},
-           {"learning_rate", lr}});
+           {"learning_rate", sched.lr_at(state_.global_step)}});
       state_.loss_since_log = 0;
       state_.steps_since_log = 0;
     }
