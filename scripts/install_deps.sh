@@ -14,6 +14,8 @@ PKGS=(
   nlohmann-json3-dev
   # later issues: MPI, Unicode, YAML
   libopenmpi-dev openmpi-bin libutf8proc-dev libyaml-cpp-dev
+  # gzip-compressed datasets
+  zlib1g-dev
   # PyTorch peer for bench/torch_peer.sh and the HF oracle (fixtures)
   python3-torch python3-numpy python3-yaml python3-regex python3-requests python3-filelock
   python3-tqdm python3-packaging

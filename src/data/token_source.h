@@ -1,0 +1,53 @@
+// Masked-LM examples as token ids: either each text encoded on demand (HF run_mlm's
+// --line_by_line) or the texts' tokens concatenated and cut into fixed blocks (its default,
+// group_texts).
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "data/dataset.h"
+#include "data/text_encoder.h"
+
+namespace strata::data {
+
+class TokenSource {
+ public:
+  virtual ~TokenSource() = default;
+  virtual size_t size() const = 0;
+  virtual Encoded get(size_t i) const = 0;  // safe from several threads
+};
+
+// One example per text, encoded (and truncated) by the encoder when a batch needs it.
+class EncodedTexts final : public TokenSource {
+ public:
+  EncodedTexts(std::shared_ptr<const TextDataset> data, std::shared_ptr<const TextEncoder> encoder)
+      : data_(std::move(data)), encoder_(std::move(encoder)) {}
+  size_t size() const override { return data_->size(); }
+  Encoded get(size_t i) const override;
+
+ private:
+  std::shared_ptr<const TextDataset> data_;
+  std::shared_ptr<const TextEncoder> encoder_;
+};
+
+// HF group_texts: every text encoded whole (special tokens included: the encoder must not
+// truncate), concatenated in dataset order and cut into blocks of block_size tokens; the
+// remainder shorter than a block is dropped, unless the corpus is shorter than one block,
+// which then is the only block. Blocks are single-segment (token types 0) and keep the
+// special-token marks, so [CLS]/[SEP] inside a block are never masked. Held in memory: 5
+// bytes per token.
+class TokenBlocks final : public TokenSource {
+ public:
+  // Encodes on `num_threads` threads (0: one); the result does not depend on the count.
+  TokenBlocks(const TextDataset& data, const TextEncoder& encoder, size_t block_size, int num_threads);
+  size_t size() const override { return num_blocks_; }
+  Encoded get(size_t i) const override;
+
+ private:
+  size_t block_, num_blocks_ = 0;
+  std::vector<int32_t> ids_;
+  std::vector<uint8_t> special_;
+};
+
+}  // namespace strata::data
