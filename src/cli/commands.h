@@ -6,5 +6,9 @@ namespace strata::cli {
 
 int cmd_step(int argc, char** argv);
 int cmd_info(int argc, char** argv);
+int cmd_tokenize(int argc, char** argv);
+int cmd_train(int argc, char** argv);
+int cmd_evaluate(int argc, char** argv);
+int cmd_predict(int argc, char** argv);
 
 }  // namespace strata::cli

@@ -11,19 +11,33 @@ constexpr const char* kUsage =
     "usage: strata <command> [options]\n"
     "\n"
     "commands:\n"
+    "  train     fine-tune or pretrain a model from a YAML file of HF TrainingArguments names\n"
+    "            strata train CONFIG.yaml [--set key=value ...]   (docs/training.md)\n"
+    "  evaluate  loss and metrics of a trained model on validation_file (or test_file)\n"
+    "            strata evaluate CONFIG.yaml [--set key=value ...]\n"
+    "  predict   predictions with label names and probabilities for test_file\n"
+    "            strata predict CONFIG.yaml [--set key=value ...]\n"
     "  step   one forward + backward (and optionally one optimizer step) on a batch;\n"
     "         writes loss, logits and every gradient to a .safetensors file\n"
     "         strata step --model DIR --batch BATCH.json --out OUT.safetensors\n"
     "                     [--optimizer adamw|sgd --lr 1e-3 --weight-decay 0 --betas 0.9,0.999 --eps 1e-8\n"
     "                      --momentum 0 --exclude-bias-norm-decay] [--precision fp32|fp64] [--threads N]\n"
     "  info   architecture, parameter count and a training-memory estimate\n"
-    "         strata info DIR [--batch 32 --seq 128]\n";
+    "         strata info DIR [--batch 32 --seq 128]\n"
+    "  tokenize  JSONL {\"text\": ...} lines to JSONL encodings with HF tokenizers' exact output\n"
+    "            strata tokenize --tokenizer DIR [--pair] [--max-length N --stride N\n"
+    "                            --truncation longest_first|only_first|only_second]\n"
+    "                            [--padding longest|max_length --pad-to-multiple-of N]\n"
+    "                            [--input FILE.jsonl] [--output FILE.jsonl]   (docs/tokenizers.md)\n";
 
 struct Command {
   const char* name;
   int (*run)(int, char**);
 };
-constexpr Command kCommands[] = {{"step", strata::cli::cmd_step}, {"info", strata::cli::cmd_info}};
+constexpr Command kCommands[] = {{"train", strata::cli::cmd_train},       {"evaluate", strata::cli::cmd_evaluate},
+                                 {"predict", strata::cli::cmd_predict},   {"step", strata::cli::cmd_step},
+                                 {"info", strata::cli::cmd_info},
+                                 {"tokenize", strata::cli::cmd_tokenize}};
 
 }  // namespace
 

@@ -86,12 +86,23 @@ LoadReport fill_from_checkpoint(EncoderModel<T>& model, const std::string& dir, 
 }  // namespace
 
 template <typename T>
-std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadReport* report,
-                                                 const Task* task_override, uint64_t init_seed) {
-  auto model = std::make_unique<EncoderModel<T>>(load_model_config(dir, task_override));
+std::unique_ptr<EncoderModel<T>> load_pretrained(const ModelConfig& cfg, const std::string& dir, LoadReport* report,
+                                                 uint64_t init_seed) {
+  auto model = std::make_unique<EncoderModel<T>>(cfg);
   LoadReport rep = fill_from_checkpoint(*model, dir, init_seed);
   if (report) *report = std::move(rep);
   return model;
+}
+
+template <typename T>
+std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadReport* report,
+                                                 const Task* task_override, uint64_t init_seed) {
+  return load_pretrained<T>(load_model_config(dir, task_override), dir, report, init_seed);
+}
+
+bool has_weights(const std::string& dir) {
+  return std::filesystem::exists(std::filesystem::path(dir) / "model.safetensors") ||
+         std::filesystem::exists(std::filesystem::path(dir) / "model.safetensors.index.json");
 }
 
 template <typename T>
@@ -147,6 +158,10 @@ template std::unique_ptr<EncoderModel<float>> load_pretrained<float>(const std::
                                                                      uint64_t);
 template std::unique_ptr<EncoderModel<double>> load_pretrained<double>(const std::string&, LoadReport*, const Task*,
                                                                        uint64_t);
+template std::unique_ptr<EncoderModel<float>> load_pretrained<float>(const ModelConfig&, const std::string&,
+                                                                     LoadReport*, uint64_t);
+template std::unique_ptr<EncoderModel<double>> load_pretrained<double>(const ModelConfig&, const std::string&,
+                                                                       LoadReport*, uint64_t);
 template void load_weights<float>(EncoderModel<float>&, const std::string&);
 template void load_weights<double>(EncoderModel<double>&, const std::string&);
 template void save_pretrained<float>(const EncoderModel<float>&, const std::string&);

@@ -24,6 +24,14 @@ template <typename T>
 std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadReport* report = nullptr,
                                                  const Task* task_override = nullptr, uint64_t init_seed = 42);
 
+// The same with a config the caller has adjusted (e.g. the labels of a new task head).
+template <typename T>
+std::unique_ptr<EncoderModel<T>> load_pretrained(const ModelConfig& cfg, const std::string& dir,
+                                                 LoadReport* report = nullptr, uint64_t init_seed = 42);
+
+// Whether DIR holds weights (model.safetensors or a sharded index), not only a config.
+bool has_weights(const std::string& dir);
+
 // Loads DIR's weights into an existing model (resume, best model at end). Every parameter must
 // be there with its shape, and nothing else: anything else is a checkpoint of another model.
 template <typename T>

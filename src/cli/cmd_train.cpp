@@ -1,0 +1,229 @@
+// `strata train | evaluate | predict CONFIG.yaml [--set key=value ...]`: the Trainer as a
+// command, configured like HF's run_glue.py / run_mlm.py. Everything the configuration can
+// get wrong is checked before any work starts; outputs go to output_dir as HF writes them.
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "data/dataset.h"
+#include "data/loader.h"
+#include "data/mlm_batches.h"
+#include "data/text_batches.h"
+#include "data/token_source.h"
+#include "data/tokenizer_encoder.h"
+#include "io/files.h"
+#include "kernels/ops.h"
+#include "models/pretrained.h"
+#include "tokenizers/tokenizer.h"
+#include "train/predictions.h"
+#include "train/progress.h"
+#include "train/trainer.h"
+#include "util/error.h"
+
+namespace strata::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Mode { Train, Evaluate, Predict };
+
+struct Job {
+  TrainingArguments args;
+  std::unique_ptr<tok::Tokenizer> tokenizer;
+  std::shared_ptr<data::TokenizerEncoder> encoder;
+  data::Datasets data;
+  std::unique_ptr<EncoderModel<float>> model;
+};
+
+ProblemType problem_from(const std::string& s) {
+  if (s == "single_label_classification") return ProblemType::SingleLabel;
+  if (s == "multi_label_classification") return ProblemType::MultiLabel;
+  if (s == "regression") return ProblemType::Regression;
+  return ProblemType::Unset;
+}
+
+void check_output_dir(const TrainingArguments& a) {
+  if (!fs::exists(a.output_dir) || a.overwrite_output_dir || !a.resume_from_checkpoint.empty()) return;
+  if (!fs::is_directory(a.output_dir)) fail("output_dir ", a.output_dir, " exists and is not a directory");
+  if (!fs::is_empty(a.output_dir))
+    fail("output_dir ", a.output_dir, " already exists and is not empty; set overwrite_output_dir: true, or "
+         "resume_from_checkpoint: latest to continue the run in it");
+}
+
+// Model config, with the task from the arguments and, for classification, the labels the
+// data defines (training) or the config already holds (evaluate / predict).
+ModelConfig model_config(const TrainingArguments& a, const data::LabelInfo* labels) {
+  Task task;
+  const Task* task_override = nullptr;
+  if (!a.task.empty()) {
+    parse_task(a.task, &task);
+    task_override = &task;
+  }
+  ModelConfig cfg = load_model_config(a.model_name_or_path, task_override);
+  if (cfg.task == Task::Base) {  // a bare encoder config: classification unless told otherwise
+    task = Task::SequenceClassification;
+    cfg = load_model_config(a.model_name_or_path, &task);
+  }
+  if (!a.problem_type.empty()) cfg.problem_type = problem_from(a.problem_type);
+  if (labels && cfg.task == Task::SequenceClassification && labels->num_labels > 0) {
+    cfg.set_labels(labels->id2label);
+    cfg.problem_type = labels->problem;
+  }
+  return cfg;
+}
+
+Job set_up(const TrainingArguments& a, Mode mode) {
+  Job job;
+  job.args = a;
+  kernels::set_num_threads(a.num_threads);
+  job.tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::from_dir(a.tokenizer_name));
+  job.encoder = std::make_shared<data::TokenizerEncoder>(*job.tokenizer, static_cast<size_t>(a.max_seq_length));
+
+  // Peek at the model's task to know whether the data is labelled text or raw text for MLM.
+  const bool mlm = model_config(a, nullptr).task == Task::MaskedLM;
+  data::DataOptions d;
+  d.seed = static_cast<uint64_t>(a.seed);
+  d.validation_split_percentage = a.validation_split_percentage;
+  d.columns.text = a.text_column;
+  d.columns.pair = a.text_pair_column;
+  d.columns.label = mlm ? "" : a.label_column;
+  d.problem_type = problem_from(a.problem_type);
+  d.streaming = a.streaming;
+  if (mode == Mode::Train) {
+    d.train_file = a.train_file;
+    d.validation_file = a.do_eval ? a.validation_file : "";
+    d.test_file = a.do_predict ? a.test_file : "";
+    job.data = data::load_datasets(d);
+  }
+  ModelConfig cfg = model_config(a, mode == Mode::Train ? &job.data.labels : nullptr);
+  if (mode != Mode::Train) {  // labels come from the trained model's config.json
+    job.data.labels = mlm ? data::LabelInfo{} : data::label_info_from_names(cfg.problem_type == ProblemType::Unset
+                                                                                 ? ProblemType::SingleLabel
+                                                                                 : cfg.problem_type,
+                                                                             cfg.label_names());
+    if (mode == Mode::Evaluate) {
+      const std::string& f = a.validation_file.empty() ? a.test_file : a.validation_file;
+      if (f.empty()) fail("strata evaluate: set validation_file (or test_file) to evaluate on");
+      job.data.validation = data::load_dataset(f, d, job.data.labels, false);
+    } else {
+      if (a.test_file.empty()) fail("strata predict: set test_file");
+      job.data.test = data::load_dataset(a.test_file, d, job.data.labels, true);
+    }
+  }
+  if (job.tokenizer->vocab_size() > static_cast<size_t>(cfg.vocab_size))
+    fail(a.tokenizer_name, ": the tokenizer has ", job.tokenizer->vocab_size(), " tokens but ", a.model_name_or_path,
+         "/config.json has vocab_size ", cfg.vocab_size);
+  if (has_weights(a.model_name_or_path)) {
+    LoadReport report;
+    job.model = load_pretrained<float>(cfg, a.model_name_or_path, &report, static_cast<uint64_t>(a.seed));
+    print_load_report(report, a.model_name_or_path);
+  } else {
+    if (mode != Mode::Train) fail(a.model_name_or_path, ": no model.safetensors to ", mode == Mode::Evaluate ? "evaluate" : "predict with");
+    progress_message(cat(a.model_name_or_path, " has no weights: initialising a new ", cfg.architecture(),
+                         " from its config.json (seed ", a.seed, ")"));
+    job.model = std::make_unique<EncoderModel<float>>(cfg);
+    job.model->init_weights(static_cast<uint64_t>(a.seed));
+  }
+  return job;
+}
+
+std::unique_ptr<data::DataLoader> loader(const Job& job, const std::shared_ptr<const data::TextDataset>& ds,
+                                         bool train) {
+  if (!ds) return nullptr;
+  const TrainingArguments& a = job.args;
+  data::CollatorOptions col;
+  col.max_seq_length = static_cast<size_t>(a.max_seq_length);
+  col.pad_to_max_length = a.pad_to_max_length;
+  col.pad_to_multiple_of = static_cast<size_t>(a.pad_to_multiple_of);
+  std::shared_ptr<const data::BatchMaker> maker;
+  if (job.model->config().task == Task::MaskedLM) {
+    const int threads = std::max(1u, std::thread::hardware_concurrency());
+    auto blocks = std::make_shared<data::TokenBlocks>(*ds, *job.encoder, col.max_seq_length, threads);
+    maker = std::make_shared<data::MlmBatches>(blocks, *job.encoder, col, a.mlm_probability, static_cast<uint64_t>(a.seed));
+  } else {
+    maker = std::make_shared<data::TextBatches>(ds, job.encoder, col);
+  }
+  data::LoaderOptions lo;
+  lo.batch_size = static_cast<size_t>(train ? a.per_device_train_batch_size : a.per_device_eval_batch_size);
+  lo.shuffle = train;
+  lo.drop_last = train && a.dataloader_drop_last;
+  lo.seed = static_cast<uint64_t>(a.seed);
+  lo.num_workers = a.dataloader_num_workers;
+  return std::make_unique<data::DataLoader>(maker, lo);
+}
+
+void write_json(const std::string& dir, const std::string& name, const nlohmann::json& j) {
+  io::write_file_atomic((fs::path(dir) / name).string(), j.dump(2) + "\n");
+}
+
+void print_metrics(const std::string& title, const nlohmann::json& m) {
+  std::printf("***** %s metrics *****\n", title.c_str());
+  for (const auto& [k, v] : m.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
+}
+
+int run(int argc, char** argv, Mode mode, const char* name) {
+  const Args cli(name, argc, argv, {"set"}, {});
+  if (cli.positional().size() != 1) fail("strata ", name, ": expected one CONFIG.yaml, e.g. strata ", name, " examples/spam/train.yaml");
+  std::vector<std::string> overrides;
+  // Args keeps the last --set; collect them all in order from argv.
+  for (int i = 0; i < argc; ++i) {
+    const std::string s = argv[i];
+    if (s == "--set" && i + 1 < argc) overrides.push_back(argv[++i]);
+    else if (s.rfind("--set=", 0) == 0) overrides.push_back(s.substr(6));
+  }
+  if (mode != Mode::Train) overrides.insert(overrides.begin(), "do_train=false");
+  if (mode == Mode::Predict) overrides.insert(overrides.begin(), "do_predict=true");
+  TrainingArguments a = load_training_arguments(cli.positional()[0], overrides);
+  if (mode == Mode::Train) check_output_dir(a);
+  std::printf("strata %s %s\n%s", name, cli.positional()[0].c_str(), format_training_arguments(a).c_str());
+
+  Job job = set_up(a, mode);
+  fs::create_directories(a.output_dir);
+  auto train_data = mode == Mode::Train ? loader(job, job.data.train, true) : nullptr;
+  auto eval_data = loader(job, job.data.validation, false);
+  auto test_data = loader(job, job.data.test, false);
+  const std::string tokenizer_dir = a.tokenizer_name;
+  Trainer trainer(a, std::move(job.model), tokenizer_dir);
+
+  nlohmann::json all = nlohmann::json::object();
+  if (train_data) {
+    const nlohmann::json r = trainer.train(*train_data, eval_data.get());
+    trainer.save_model(a.output_dir);
+    write_json(a.output_dir, "train_results.json", r);
+    all.update(r);
+    print_metrics("train", r);
+  }
+  if (eval_data && (mode == Mode::Evaluate || a.do_eval)) {
+    const nlohmann::json r = trainer.evaluate(*eval_data, "eval");
+    write_json(a.output_dir, "eval_results.json", r);
+    all.update(r);
+    print_metrics("eval", r);
+  }
+  if (test_data) {
+    const ModelConfig& cfg = trainer.model().config();
+    const auto preds = trainer.predict(*test_data);
+    const ProblemType problem = cfg.problem_type == ProblemType::Unset ? ProblemType::SingleLabel : cfg.problem_type;
+    const std::string path = (fs::path(a.output_dir) / ("predict_results." + a.predict_output_format)).string();
+    write_predictions(path, a.predict_output_format, preds, cfg.label_names(), problem);
+    std::printf("predictions for %zu examples -> %s\n", preds.size(), path.c_str());
+    if (job.data.test->has_labels()) {
+      const nlohmann::json r = trainer.evaluate(*test_data, "test");
+      write_json(a.output_dir, "test_results.json", r);
+      all.update(r);
+      print_metrics("test", r);
+    }
+  }
+  write_json(a.output_dir, "all_results.json", all);
+  return 0;
+}
+
+}  // namespace
+
+int cmd_train(int argc, char** argv) { return run(argc, argv, Mode::Train, "train"); }
+int cmd_evaluate(int argc, char** argv) { return run(argc, argv, Mode::Evaluate, "evaluate"); }
+int cmd_predict(int argc, char** argv) { return run(argc, argv, Mode::Predict, "predict"); }
+
+}  // namespace strata::cli

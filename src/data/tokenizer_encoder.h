@@ -1,0 +1,31 @@
+// The TextEncoder of a real tokenizer: HF's tokenizer(text, truncation=True,
+// max_length=max_seq_length) as run_glue.py / run_mlm.py call it.
+#pragma once
+#include "data/text_encoder.h"
+#include "tokenizers/tokenizer.h"
+
+namespace strata::data {
+
+class TokenizerEncoder final : public TextEncoder {
+ public:
+  // Sets tok's truncation to max_length tokens, longest-first (0 turns truncation off), so
+  // tok is configured for this encoder: give each encoder its own Tokenizer. tok must outlive
+  // it. The pad id is the tokenizer's padding id, else that of [PAD] or <pad>.
+  TokenizerEncoder(tok::Tokenizer& tok, size_t max_length);
+
+  Encoded encode(std::string_view text) const override;
+  Encoded encode(std::string_view text, std::string_view pair) const override;
+  size_t max_length() const override { return max_length_; }
+  int32_t pad_id() const override { return pad_id_; }
+  size_t vocab_size() const override { return vocab_size_; }
+  std::optional<int32_t> mask_id() const override { return mask_id_; }
+
+ private:
+  const tok::Tokenizer& tok_;
+  size_t max_length_;
+  int32_t pad_id_;
+  size_t vocab_size_;
+  std::optional<int32_t> mask_id_;
+};
+
+}  // namespace strata::data
