@@ -13,11 +13,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tokenizers/tokenizer.h"
 #include "util/error.h"
@@ -92,7 +91,8 @@ std::vector<size_t> split(const std::vector<std::string>& texts, size_t bytes, i
   size_t acc = 0;
   for (size_t i = 0; i < texts.size(); ++i) {
     acc += texts[i].size();
-    if (bounds.size() < static_cast<size_t>(n_threads) && acc * n_threads >= bytes * bounds.size()) bounds.push_back(i + 1);
+    if (bounds.size() < static_cast<size_t>(n_threads) && acc * n_threads >= bytes * bounds.size())
+      bounds.push_back(i + 1);
   }
   while (bounds.size() < static_cast<size_t>(n_threads) + 1) bounds.push_back(texts.size());
   bounds.back() = texts.size();
@@ -131,8 +131,7 @@ Options parse(int argc, char** argv) {
         p = c + 1;
       }
     } else {
-      strata::fail("bench_tokenize: unknown option ", a,
-                   " (valid: --input, --tokenizers, --threads, --only, --runs)");
+      strata::fail("bench_tokenize: unknown option ", a, " (valid: --input, --tokenizers, --threads, --only, --runs)");
     }
   }
   return o;

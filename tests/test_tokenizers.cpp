@@ -9,11 +9,10 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "io/files.h"
 #include "test_util_fs.h"
@@ -75,7 +74,7 @@ void configure(Tokenizer& t, const json& c, const json& expected) {
     p.max_length = tj["max_length"].get<size_t>();
     p.stride = tj["stride"].get<size_t>();
     const std::string s = tj["strategy"].get<std::string>();
-    p.strategy = s == "only_first" ? TruncationStrategy::OnlyFirst
+    p.strategy = s == "only_first"    ? TruncationStrategy::OnlyFirst
                  : s == "only_second" ? TruncationStrategy::OnlySecond
                                       : TruncationStrategy::LongestFirst;
     p.right = tj.value("direction", "right") == "right";
@@ -109,8 +108,8 @@ json run_case(Tokenizer& t, const json& c, const json& expected) {
     } else {
       const bool special = c.value("add_special_tokens", true);
       const std::string text = c["text"].get<std::string>();
-      const Encoding e = c.contains("pair") ? t.encode_pair(text, c["pair"].get<std::string>(), special)
-                                            : t.encode(text, special);
+      const Encoding e =
+          c.contains("pair") ? t.encode_pair(text, c["pair"].get<std::string>(), special) : t.encode(text, special);
       rec["encoding"] = encoding_json(e);
       rec["decode"] = t.decode(e.ids, true);
       rec["decode_keep_special"] = t.decode(e.ids, false);
@@ -125,15 +124,17 @@ json run_case(Tokenizer& t, const json& c, const json& expected) {
 void expect_same(const json& got, const json& want, const std::string& what) {
   const std::string id = want["id"].get<std::string>();
   if (want.contains("error")) {
-    EXPECT_TRUE(got.contains("error")) << what << " / " << id << ": HF fails with \"" << want["error"].get<std::string>()
-                                       << "\", strata gave " << got.dump().substr(0, 300);
+    EXPECT_TRUE(got.contains("error")) << what << " / " << id << ": HF fails with \""
+                                       << want["error"].get<std::string>() << "\", strata gave "
+                                       << got.dump().substr(0, 300);
     return;
   }
   ASSERT_FALSE(got.contains("error")) << what << " / " << id << ": " << got["error"].get<std::string>();
   for (const auto& [key, value] : want.items()) {
     if (key == "encoding") {
       const json g = got.value(key, json::object());
-      for (const char* f : {"ids", "tokens", "offsets", "type_ids", "attention_mask", "special_tokens_mask", "overflowing"}) {
+      for (const char* f :
+           {"ids", "tokens", "offsets", "type_ids", "attention_mask", "special_tokens_mask", "overflowing"}) {
         EXPECT_EQ(g.value(f, json()), value.value(f, json()))
             << what << " / " << id << ": " << f << " differ\n  text: " << cases().at(id).dump();
       }
@@ -159,13 +160,12 @@ TEST_P(TokenizerReference, EveryFixtureCaseMatchesHF) {
   check_all(t, kFixtures + "/" + GetParam() + ".expected.jsonl", GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(All, TokenizerReference, ::testing::ValuesIn(kReferenceNames),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(All, TokenizerReference, ::testing::ValuesIn(kReferenceNames), [](const auto& info) {
+  std::string n = info.param;
+  for (char& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+});
 
 // The synthetic tokenizers: a full tokenizer.json, or a reference one with some parts replaced.
 std::string synthetic_json(const std::string& name) {
@@ -180,7 +180,8 @@ std::vector<std::string> synthetic_names() {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(kFixtures + "/synthetic")) {
     const std::string f = e.path().filename().string();
-    if (f.size() > 5 && f.ends_with(".json") && !f.ends_with(".expected.jsonl")) names.push_back(f.substr(0, f.size() - 5));
+    if (f.size() > 5 && f.ends_with(".json") && !f.ends_with(".expected.jsonl"))
+      names.push_back(f.substr(0, f.size() - 5));
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -195,13 +196,12 @@ TEST_P(TokenizerSynthetic, EveryFixtureCaseMatchesHF) {
   check_all(t, kFixtures + "/synthetic/" + GetParam() + ".expected.jsonl", GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(All, TokenizerSynthetic, ::testing::ValuesIn(synthetic_names()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(All, TokenizerSynthetic, ::testing::ValuesIn(synthetic_names()), [](const auto& info) {
+  std::string n = info.param;
+  for (char& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+});
 
 // ------------------------------------------------------------------ older file formats
 
@@ -246,7 +246,8 @@ TEST(TokenizerReferenceFiles, MatchTheReadme) {
   Tokenizer bert = Tokenizer::from_dir(kReference + "/bert-wordpiece-8k");
   EXPECT_EQ(bert.vocab_size(), 8000u);
   const std::vector<std::string> bert_special = {"[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"};
-  for (size_t i = 0; i < bert_special.size(); ++i) EXPECT_EQ(bert.token_to_id(bert_special[i]), static_cast<int32_t>(i));
+  for (size_t i = 0; i < bert_special.size(); ++i)
+    EXPECT_EQ(bert.token_to_id(bert_special[i]), static_cast<int32_t>(i));
   size_t continuation = 0;
   for (int32_t id = 0; id < 8000; ++id) continuation += bert.id_to_token(id)->rfind("##", 0) == 0;
   EXPECT_EQ(continuation, 1853u);
@@ -265,10 +266,10 @@ TEST(TokenizerReferenceFiles, MatchTheReadme) {
 
   Tokenizer bpe = Tokenizer::from_dir(kReference + "/bpe-8k");
   EXPECT_EQ(bpe.vocab_size(), 8000u);
-  for (const auto& [tok, id] : std::vector<std::pair<std::string, int32_t>>{
-           {"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}, {"<mask>", 4}})
+  for (const auto& [tok, id] :
+       std::vector<std::pair<std::string, int32_t>>{{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}, {"<mask>", 4}})
     EXPECT_EQ(bpe.token_to_id(tok), id);
-  EXPECT_EQ(bpe.id_to_token(5), "!");          // the 256 byte characters, sorted by code point
+  EXPECT_EQ(bpe.id_to_token(5), "!");           // the 256 byte characters, sorted by code point
   EXPECT_EQ(bpe.id_to_token(260), "\xC5\x83");  // U+0143, the last of them
   const json bpe_json = io::read_json_file(kReference + "/bpe-8k/tokenizer.json");
   EXPECT_EQ(bpe_json["model"]["merges"].size(), 7739u);
@@ -282,9 +283,11 @@ TEST(TokenizerReferenceFiles, MatchTheReadme) {
 
   Tokenizer albert = Tokenizer::from_dir(kReference + "/albert-spm-8k");
   EXPECT_EQ(albert.vocab_size(), 8000u);
-  const std::vector<std::string> albert_first = {"<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]", "(", ")", "\"",
-                                                 "-", ".", "\xE2\x80\x93", "\xC2\xA3", "\xE2\x82\xAC", "\xE2\x96\x81"};
-  for (size_t i = 0; i < albert_first.size(); ++i) EXPECT_EQ(albert.id_to_token(static_cast<int32_t>(i)), albert_first[i]);
+  const std::vector<std::string> albert_first = {
+      "<pad>", "<unk>", "[CLS]",        "[SEP]",    "[MASK]",       "(",           ")", "\"",
+      "-",     ".",     "\xE2\x80\x93", "\xC2\xA3", "\xE2\x82\xAC", "\xE2\x96\x81"};
+  for (size_t i = 0; i < albert_first.size(); ++i)
+    EXPECT_EQ(albert.id_to_token(static_cast<int32_t>(i)), albert_first[i]);
   // spiece.vocab lists the same pieces in the same order
   const std::string spiece = io::read_file(kReference + "/albert-spm-8k/spiece.vocab");
   size_t line = 0;
@@ -300,8 +303,11 @@ TEST(TokenizerReferenceFiles, MatchTheReadme) {
 
 TEST(TokenizerInvalidUtf8, ReplacedByReplacementCharacter) {
   // Each maximal ill-formed subsequence becomes one U+FFFD.
-  EXPECT_EQ(uni::make_valid_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
-  EXPECT_EQ(uni::make_valid_utf8("a\xE2\x82"), "a\xEF\xBF\xBD");                                // truncated €
+  EXPECT_EQ(uni::make_valid_utf8("a\xFF"
+                                 "b"),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(uni::make_valid_utf8("a\xE2\x82"), "a\xEF\xBF\xBD");                            // truncated €
   EXPECT_EQ(uni::make_valid_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
   EXPECT_EQ(uni::make_valid_utf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong '/'
   EXPECT_EQ(uni::make_valid_utf8("ok \xE2\x82\xAC"), "ok \xE2\x82\xAC");
@@ -358,12 +364,15 @@ TEST(TokenizerErrors, UnsupportedComponentsNameFileAndComponent) {
                {path, "post_processor type 'Bogus' is not supported", "TemplateProcessing"});
   expect_error(load_with("model", {{"type", "WordLevel"}, {"vocab", json::object()}}),
                {path, "model type 'WordLevel' is not supported; supported: WordPiece, BPE, Unigram"});
-  expect_error(load_with("pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "(?<=a)b"}}},
-                                           {"behavior", "Isolated"}, {"invert", false}}),
-               {path, "pre_tokenizer.pattern", "(?<=a)b", "lookbehind"});
-  expect_error(load_with("pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "\\p{Han}+"}}},
-                                           {"behavior", "Isolated"}, {"invert", false}}),
-               {path, "unsupported property \\p{Han}"});
+  expect_error(
+      load_with("pre_tokenizer",
+                {{"type", "Split"}, {"pattern", {{"Regex", "(?<=a)b"}}}, {"behavior", "Isolated"}, {"invert", false}}),
+      {path, "pre_tokenizer.pattern", "(?<=a)b", "lookbehind"});
+  expect_error(
+      load_with(
+          "pre_tokenizer",
+          {{"type", "Split"}, {"pattern", {{"Regex", "\\p{Han}+"}}}, {"behavior", "Isolated"}, {"invert", false}}),
+      {path, "unsupported property \\p{Han}"});
   expect_error(load_with("pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", "yes"}}),
                {path, "pre_tokenizer.add_prefix_space: expected true or false"});
   expect_error(load_with("normalizer", {{"type", "Replace"}, {"pattern", "x"}, {"content", ""}}),
@@ -375,7 +384,8 @@ TEST(TokenizerErrors, UnsupportedComponentsNameFileAndComponent) {
   expect_error([&] { Tokenizer::from_tokenizer_json(path); }, {path, "invalid JSON"});
   expect_error([&] { Tokenizer::from_dir(dir.path("missing")); }, {"missing", "not a directory"});
   fs::remove(path);
-  expect_error([&] { Tokenizer::from_dir(dir.path()); }, {dir.path(), "no tokenizer.json, vocab.txt or vocab.json + merges.txt"});
+  expect_error([&] { Tokenizer::from_dir(dir.path()); },
+               {dir.path(), "no tokenizer.json, vocab.txt or vocab.json + merges.txt"});
   test::write_text(dir.path("vocab.json"), "{\"a\": 0}");
   test::write_text(dir.path("merges.txt"), "#version: 0.2\na b c\n");
   expect_error([&] { Tokenizer::from_dir(dir.path()); }, {dir.path("merges.txt"), "line 2", "two tokens"});

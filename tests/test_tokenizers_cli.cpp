@@ -2,10 +2,9 @@
 // the input line.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "test_util_fs.h"
 #include "tokenizers/tokenizer.h"
@@ -31,10 +30,10 @@ std::vector<json> parse_lines(const std::string& text) {
 
 TEST(TokenizerCli, EncodesEachLineAsTheLibraryDoes) {
   ScratchDir dir;
-  test::write_text(dir.path("in.jsonl"), "{\"text\": \"Hello, world!\"}\n\n{\"text\": \"caf\\u00e9 \\u4f60\\u597d\"}\n");
-  const auto r = test::run_strata({"tokenize", "--tokenizer", kBert, "--input", dir.path("in.jsonl"), "--output",
-                                   dir.path("out.jsonl")},
-                                  dir);
+  test::write_text(dir.path("in.jsonl"),
+                   "{\"text\": \"Hello, world!\"}\n\n{\"text\": \"caf\\u00e9 \\u4f60\\u597d\"}\n");
+  const auto r = test::run_strata(
+      {"tokenize", "--tokenizer", kBert, "--input", dir.path("in.jsonl"), "--output", dir.path("out.jsonl")}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<json> lines = parse_lines(test::read_text(dir.path("out.jsonl")));
   ASSERT_EQ(lines.size(), 2u);
@@ -55,10 +54,10 @@ TEST(TokenizerCli, PairsTruncationAndPadding) {
   test::write_text(dir.path("in.jsonl"),
                    "{\"text\": \"one two three four five six seven\", \"text_pair\": \"eight nine\"}\n"
                    "{\"text\": \"a\", \"text_pair\": \"b\"}\n");
-  const auto r = test::run_strata({"tokenize", "--tokenizer", kBert, "--pair", "--max-length", "8", "--stride", "1",
-                                   "--truncation", "only_first", "--padding", "longest", "--pad-to-multiple-of", "4",
-                                   "--input", dir.path("in.jsonl")},
-                                  dir);
+  const auto r = test::run_strata(
+      {"tokenize", "--tokenizer", kBert, "--pair", "--max-length", "8", "--stride", "1", "--truncation", "only_first",
+       "--padding", "longest", "--pad-to-multiple-of", "4", "--input", dir.path("in.jsonl")},
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<json> lines = parse_lines(r.out);
   ASSERT_EQ(lines.size(), 2u);

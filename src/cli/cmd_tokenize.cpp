@@ -1,11 +1,10 @@
 // `strata tokenize --tokenizer DIR`: JSONL texts in, JSONL encodings out (docs/tokenizers.md).
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -24,10 +23,10 @@ nlohmann::ordered_json encoding_json(const tok::Encoding& e) {
   nlohmann::ordered_json offsets = nlohmann::ordered_json::array();
   for (const auto& [b, en] : e.offsets) offsets.push_back({b, en});
   nlohmann::ordered_json j = {{"input_ids", e.ids},
-            {"token_type_ids", e.type_ids},
-            {"attention_mask", e.attention_mask},
-            {"offsets", std::move(offsets)},
-            {"tokens", e.tokens}};
+                              {"token_type_ids", e.type_ids},
+                              {"attention_mask", e.attention_mask},
+                              {"offsets", std::move(offsets)},
+                              {"tokens", e.tokens}};
   if (!e.overflowing.empty()) {
     j["overflowing"] = nlohmann::ordered_json::array();
     for (const tok::Encoding& o : e.overflowing) j["overflowing"].push_back(encoding_json(o));

@@ -2,12 +2,14 @@
 // command, configured like HF's run_glue.py / run_mlm.py. Everything the configuration can
 // get wrong is checked before any work starts; outputs go to output_dir as HF writes them.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "data/dataset.h"
+#include "dist/communicator.h"
 #include "data/loader.h"
 #include "data/mlm_batches.h"
 #include "data/text_batches.h"
@@ -21,6 +23,7 @@
 #include "train/progress.h"
 #include "train/trainer.h"
 #include "util/error.h"
+#include "util/rng.h"
 
 namespace strata::cli {
 
@@ -32,6 +35,7 @@ enum class Mode { Train, Evaluate, Predict };
 
 struct Job {
   TrainingArguments args;
+  dist::Communicator* comm = nullptr;
   std::unique_ptr<tok::Tokenizer> tokenizer;
   std::shared_ptr<data::TokenizerEncoder> encoder;
   data::Datasets data;
@@ -75,10 +79,35 @@ ModelConfig model_config(const TrainingArguments& a, const data::LabelInfo* labe
   return cfg;
 }
 
-Job set_up(const TrainingArguments& a, Mode mode) {
+// What must be the same on every rank: the options and the files the model and tokenizer
+// come from. A 64-bit hash of their bytes (the weights included) is compared across ranks.
+std::string fingerprint(const TrainingArguments& a) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  auto add = [&](std::string_view bytes) {
+    for (size_t i = 0; i < bytes.size(); i += 8) {
+      uint64_t w = 0;
+      std::memcpy(&w, bytes.data() + i, std::min<size_t>(8, bytes.size() - i));
+      h = mix64(h ^ w) + i;
+    }
+  };
+  TrainingArguments shared = a;
+  shared.num_threads = 0;  // may differ per host
+  add(training_arguments_json(shared));
+  for (const std::string& dir : {a.model_name_or_path, a.tokenizer_name})
+    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "vocab.txt", "merges.txt"})
+      if (fs::exists(fs::path(dir) / f)) add(io::read_file((fs::path(dir) / f).string()));
+  return std::to_string(h);
+}
+
+Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& comm, const dist::Layout& layout) {
   Job job;
   job.args = a;
-  kernels::set_num_threads(a.num_threads);
+  job.comm = &comm;
+  // Ranks on one host share its cores.
+  kernels::set_num_threads(a.num_threads > 0 ? a.num_threads
+                                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                                               layout.local_world_size));
+  if (comm.size() > 1) dist::check_same_on_all_ranks(comm, fingerprint(a), "configuration or model files");
   job.tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::from_dir(a.tokenizer_name));
   job.encoder = std::make_shared<data::TokenizerEncoder>(*job.tokenizer, static_cast<size_t>(a.max_seq_length));
 
@@ -147,6 +176,8 @@ std::unique_ptr<data::DataLoader> loader(const Job& job, const std::shared_ptr<c
     maker = std::make_shared<data::TextBatches>(ds, job.encoder, col);
   }
   data::LoaderOptions lo;
+  lo.rank = static_cast<size_t>(job.comm->rank());
+  lo.world_size = static_cast<size_t>(job.comm->size());
   lo.batch_size = static_cast<size_t>(train ? a.per_device_train_batch_size : a.per_device_eval_batch_size);
   lo.shuffle = train;
   lo.drop_last = train && a.dataloader_drop_last;
@@ -164,6 +195,8 @@ void print_metrics(const std::string& title, const nlohmann::json& m) {
   for (const auto& [k, v] : m.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
 }
 
+int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, const dist::Layout& layout);
+
 int run(int argc, char** argv, Mode mode, const char* name) {
   const Args cli(name, argc, argv, {"set"}, {});
   if (cli.positional().size() != 1) fail("strata ", name, ": expected one CONFIG.yaml, e.g. strata ", name, " examples/spam/train.yaml");
@@ -176,47 +209,67 @@ int run(int argc, char** argv, Mode mode, const char* name) {
   }
   if (mode != Mode::Train) overrides.insert(overrides.begin(), "do_train=false");
   if (mode == Mode::Predict) overrides.insert(overrides.begin(), "do_predict=true");
-  TrainingArguments a = load_training_arguments(cli.positional()[0], overrides);
-  if (mode == Mode::Train) check_output_dir(a);
-  std::printf("strata %s %s\n%s", name, cli.positional()[0].c_str(), format_training_arguments(a).c_str());
+  const TrainingArguments a = load_training_arguments(cli.positional()[0], overrides);
+  const dist::Layout layout = dist::detect_layout();
+  if (mode == Mode::Train && layout.rank == 0) check_output_dir(a);
+  if (layout.rank == 0) {
+    std::printf("strata %s %s\n%s", name, cli.positional()[0].c_str(), format_training_arguments(a).c_str());
+    std::printf("processes: %s\n", layout.describe().c_str());
+  }
+  if (layout.world_size == 1) {
+    auto single = dist::make_single_process_communicator();
+    return run_job(a, mode, *single, layout);
+  }
+  // Several ranks: data parallel (as HF's Trainer under torchrun). A rank that fails takes
+  // the job down at once, instead of leaving the others waiting in a collective.
+  auto mpi = dist::make_mpi_communicator(a.ddp_timeout);
+  if (mpi->size() != layout.world_size)
+    fail("the environment says ", layout.world_size, " processes (", layout.source, ") but MPI has ", mpi->size());
+  try {
+    return run_job(a, mode, *mpi, layout);
+  } catch (const Error& e) {
+    mpi->abort(cat("strata: rank ", mpi->rank(), ": error: ", e.what()), 1);
+  }
+}
 
-  Job job = set_up(a, mode);
-  fs::create_directories(a.output_dir);
+int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, const dist::Layout& layout) {
+  const bool main = comm.rank() == 0;
+  Job job = set_up(a, mode, comm, layout);
+  if (main) fs::create_directories(a.output_dir);
+  comm.barrier("output directory ready");
   auto train_data = mode == Mode::Train ? loader(job, job.data.train, true) : nullptr;
   auto eval_data = loader(job, job.data.validation, false);
   auto test_data = loader(job, job.data.test, false);
   const std::string tokenizer_dir = a.tokenizer_name;
-  Trainer trainer(a, std::move(job.model), tokenizer_dir);
+  Trainer trainer(a, std::move(job.model), tokenizer_dir, comm.size() > 1 ? &comm : nullptr);
 
+  // Results are the same on every rank (metrics are gathered); rank 0 writes them.
   nlohmann::json all = nlohmann::json::object();
+  auto report = [&](const char* title, const char* file, const nlohmann::json& r) {
+    all.update(r);
+    if (!main) return;
+    write_json(a.output_dir, file, r);
+    print_metrics(title, r);
+  };
   if (train_data) {
     const nlohmann::json r = trainer.train(*train_data, eval_data.get());
-    trainer.save_model(a.output_dir);
-    write_json(a.output_dir, "train_results.json", r);
-    all.update(r);
-    print_metrics("train", r);
+    if (main) trainer.save_model(a.output_dir);
+    report("train", "train_results.json", r);
   }
-  if (eval_data && (mode == Mode::Evaluate || a.do_eval)) {
-    const nlohmann::json r = trainer.evaluate(*eval_data, "eval");
-    write_json(a.output_dir, "eval_results.json", r);
-    all.update(r);
-    print_metrics("eval", r);
-  }
+  if (eval_data && (mode == Mode::Evaluate || a.do_eval)) report("eval", "eval_results.json", trainer.evaluate(*eval_data, "eval"));
   if (test_data) {
     const ModelConfig& cfg = trainer.model().config();
     const auto preds = trainer.predict(*test_data);
-    const ProblemType problem = cfg.problem_type == ProblemType::Unset ? ProblemType::SingleLabel : cfg.problem_type;
-    const std::string path = (fs::path(a.output_dir) / ("predict_results." + a.predict_output_format)).string();
-    write_predictions(path, a.predict_output_format, preds, cfg.label_names(), problem);
-    std::printf("predictions for %zu examples -> %s\n", preds.size(), path.c_str());
-    if (job.data.test->has_labels()) {
-      const nlohmann::json r = trainer.evaluate(*test_data, "test");
-      write_json(a.output_dir, "test_results.json", r);
-      all.update(r);
-      print_metrics("test", r);
+    if (main) {
+      const ProblemType problem = cfg.problem_type == ProblemType::Unset ? ProblemType::SingleLabel : cfg.problem_type;
+      const std::string path = (fs::path(a.output_dir) / ("predict_results." + a.predict_output_format)).string();
+      write_predictions(path, a.predict_output_format, preds, cfg.label_names(), problem);
+      std::printf("predictions for %zu examples -> %s\n", preds.size(), path.c_str());
     }
+    if (job.data.test->has_labels()) report("test", "test_results.json", trainer.evaluate(*test_data, "test"));
   }
-  write_json(a.output_dir, "all_results.json", all);
+  if (main) write_json(a.output_dir, "all_results.json", all);
+  comm.barrier("results written");
   return 0;
 }
 

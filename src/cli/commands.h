@@ -10,5 +10,6 @@ int cmd_tokenize(int argc, char** argv);
 int cmd_train(int argc, char** argv);
 int cmd_evaluate(int argc, char** argv);
 int cmd_predict(int argc, char** argv);
+int cmd_launch(int argc, char** argv);
 
 }  // namespace strata::cli

@@ -17,6 +17,8 @@ constexpr const char* kUsage =
     "            strata evaluate CONFIG.yaml [--set key=value ...]\n"
     "  predict   predictions with label names and probabilities for test_file\n"
     "            strata predict CONFIG.yaml [--set key=value ...]\n"
+    "  launch    run a command as a data-parallel job through mpirun\n"
+    "            strata launch [-n PROCS_PER_HOST] [--hostfile FILE | --hosts a,b] [--dry-run] -- strata train job.yaml\n"
     "  step   one forward + backward (and optionally one optimizer step) on a batch;\n"
     "         writes loss, logits and every gradient to a .safetensors file\n"
     "         strata step --model DIR --batch BATCH.json --out OUT.safetensors\n"
@@ -37,7 +39,7 @@ struct Command {
 constexpr Command kCommands[] = {{"train", strata::cli::cmd_train},       {"evaluate", strata::cli::cmd_evaluate},
                                  {"predict", strata::cli::cmd_predict},   {"step", strata::cli::cmd_step},
                                  {"info", strata::cli::cmd_info},
-                                 {"tokenize", strata::cli::cmd_tokenize}};
+                                 {"tokenize", strata::cli::cmd_tokenize}, {"launch", strata::cli::cmd_launch}};
 
 }  // namespace
 

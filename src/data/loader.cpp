@@ -38,7 +38,9 @@ std::vector<size_t> DataLoader::batch_examples(int64_t epoch, size_t j) const {
 
 Batch DataLoader::make(size_t j) const {
   const auto [b, e] = plan_.range(j);
-  return maker_->make(std::span<const size_t>(order_.data() + b, e - b), static_cast<uint64_t>(epoch_));
+  Batch out = maker_->make(std::span<const size_t>(order_.data() + b, e - b), static_cast<uint64_t>(epoch_));
+  out.example_ids.assign(order_.begin() + static_cast<std::ptrdiff_t>(b), order_.begin() + static_cast<std::ptrdiff_t>(e));
+  return out;
 }
 
 void DataLoader::stop_workers() {

@@ -15,6 +15,7 @@ struct Batch {
   std::vector<int32_t> token_type_ids;  // [B*T]; zeros when the input had none
   std::vector<int32_t> labels;          // class ids [B] (single-label) or token ids / -100 [B*T] (masked LM)
   std::vector<double> float_labels;     // targets [B*num_labels] (regression, multi-label)
+  std::vector<size_t> example_ids;      // dataset index of each row, where the loader knows it
 };
 
 // The loss a sequence-classification batch gets: config.problem_type if set, else HF's rule

@@ -116,6 +116,7 @@ void EncoderModel<T>::build() {
     layers_.push_back(s);
   }
 
+  head_begin_ = table_.total();  // pooler and task head follow the encoder
   kernels::Activation tanh_act = kernels::Activation::Tanh, relu_act = kernels::Activation::Relu;
   const bool bert_pooler = c.family == Family::Bert && c.task != Task::MaskedLM;
   const bool roberta_pooler = roberta && c.task == Task::Base;
@@ -299,13 +300,17 @@ bool EncoderModel<T>::is_base_parameter(const ParamEntry& e) const {
 }
 
 template <typename T>
-void EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Activations<T>& acts, bool head_only) {
+void EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Activations<T>& acts, bool head_only,
+                               const std::function<void(size_t)>& grads_final_from) {
   const nn::Flat<T> f{params_.data(), grads_.data()};
   const int N = b.B * b.T;
   const size_t NC = static_cast<size_t>(N) * cfg_.hidden_size;
   acts.d_hidden.resize(NC);
   acts.d_hidden_next.resize(NC);
   const T* h = last_hidden(acts);
+  auto final_from = [&](size_t offset) {
+    if (grads_final_from) grads_final_from(offset);
+  };
   switch (cfg_.task) {
     case Task::SequenceClassification:
       nn::classifier_head_backward(classifier_, f, b.B, b.T, drop, acts.classifier, acts.dlogits.data(),
@@ -317,15 +322,23 @@ void EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Activ
       break;
     case Task::Base: fail("backward needs a task head");
   }
-  if (head_only) return;
+  // The table holds embeddings, then layers in order, then pooler and head; the tied word
+  // embedding (MLM decoder) sits at offset 0 and is final only after the embeddings.
+  final_from(head_begin_);
+  if (head_only) {
+    final_from(0);
+    return;
+  }
   for (size_t i = layers_.size(); i-- > 0;) {
     const T* x = i == 0 ? acts.embeddings.out.data() : acts.layers[i - 1].out.data();
     nn::encoder_layer_backward(layers_[i], f, x, b.B, b.T, drop, acts.layers[i], acts.d_hidden.data(),
                                acts.d_hidden_next.data(), acts.scratch);
     std::swap(acts.d_hidden, acts.d_hidden_next);
+    final_from(layers_[i].qkv.w);
   }
   nn::embeddings_backward(embeddings_, f, b.input_ids.data(), acts.position_ids.data(), b.token_type_ids.data(), N,
                           drop, acts.embeddings, acts.d_hidden.data(), acts.d_misc);
+  final_from(0);
 }
 
 template class EncoderModel<float>;

@@ -3,6 +3,7 @@
 // each, described by table(). Activations are owned by the caller (see Activations).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "models/batch.h"
@@ -59,8 +60,11 @@ class EncoderModel {
   // batch's own label_count().
   LossResult loss(const Batch& batch, Activations<T>& acts, double norm = 0) const;
   // Accumulates d(loss)/d(params) into grads(), from acts.dlogits. head_only stops after the
-  // task head (a frozen base model needs no encoder gradients).
-  void backward(const Batch& batch, const nn::DropoutCtx& drop, Activations<T>& acts, bool head_only = false);
+  // task head (a frozen base model needs no encoder gradients). `grads_final_from(offset)`,
+  // if set, is called as backward proceeds: every gradient at flat offset >= `offset` is then
+  // final (data parallelism starts reducing those buckets while backward continues).
+  void backward(const Batch& batch, const nn::DropoutCtx& drop, Activations<T>& acts, bool head_only = false,
+                const std::function<void(size_t)>& grads_final_from = {});
   // True for parameters of the base model (embeddings, encoder, BERT's pooler): what
   // freeze_base_model freezes, as HF's `model.base_model.requires_grad_(False)` does.
   bool is_base_parameter(const ParamEntry& e) const;
@@ -88,6 +92,7 @@ class EncoderModel {
   std::vector<nn::EncoderLayerSpec> layers_;
   nn::ClassifierHeadSpec classifier_{};
   nn::MaskedLMHeadSpec masked_lm_{};
+  size_t head_begin_ = 0;  // flat offset of the first pooler / head parameter
 };
 
 }  // namespace strata

@@ -92,7 +92,8 @@ void AddedVocabulary::rebuild_matchers() {
   }
   for (Matcher* m : {&raw_, &normalized_})
     for (auto& bucket : *m)
-      std::stable_sort(bucket.begin(), bucket.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+      std::stable_sort(bucket.begin(), bucket.end(),
+                       [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
 }
 
 void AddedVocabulary::find_matches(std::string_view s, const Matcher& m,

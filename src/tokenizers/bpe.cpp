@@ -308,7 +308,8 @@ class Bpe final : public Model {
       cur.len += right.len;
       cur.next = right.next;
       syms[next_pos].len = 0;
-      if (right.next > -1 && static_cast<size_t>(right.next) < syms.size()) syms[static_cast<size_t>(right.next)].prev = top.pos;
+      if (right.next > -1 && static_cast<size_t>(right.next) < syms.size())
+        syms[static_cast<size_t>(right.next)].prev = top.pos;
       if (cur.prev >= 0) {
         if (const MergeTarget* pm = find_merge(syms[static_cast<size_t>(cur.prev)].id, cur.id))
           queue.push({pm->rank, cur.prev, pm->new_id});

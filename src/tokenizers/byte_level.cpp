@@ -67,7 +67,8 @@ void find_gpt2_matches(std::string_view s, std::vector<Match>& out) {
     if (c == '\'' && i + 1 < n && (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd')) {
       end = i + 2;
     } else if (c == '\'' && i + 2 < n &&
-               ((c1 == 'r' && cp[i + 2] == 'e') || (c1 == 'v' && cp[i + 2] == 'e') || (c1 == 'l' && cp[i + 2] == 'l'))) {
+               ((c1 == 'r' && cp[i + 2] == 'e') || (c1 == 'v' && cp[i + 2] == 'e') ||
+                (c1 == 'l' && cp[i + 2] == 'l'))) {
       end = i + 3;
     } else if (c == ' ' && i + 1 < n && uni::is_letter(c1)) {
       end = run(i + 1, uni::is_letter);

@@ -55,7 +55,7 @@ class WordPiece final : public Decoder {
  private:
   static std::string cleanup(std::string s) {
     static const std::pair<const char*, const char*> kRules[] = {
-        {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+        {" .", "."},   {" ?", "?"},           {" !", "!"},   {" ,", ","},     {" ' ", "'"},   {" n't", "n't"},
         {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
     for (const auto& [from, to] : kRules) s = replace_all(s, from, to);
     return s;
@@ -262,7 +262,8 @@ std::unique_ptr<Decoder> decoder_from_json(const nlohmann::json& j, const std::s
   if (j.is_null()) return nullptr;
   const std::string type = json_fields::type_of(j, where);
   if (type == "WordPiece")
-    return make_wordpiece_decoder(json_fields::get_string_or(j, "prefix", "##", where), get_bool(j, "cleanup", true, where));
+    return make_wordpiece_decoder(json_fields::get_string_or(j, "prefix", "##", where),
+                                  get_bool(j, "cleanup", true, where));
   if (type == "ByteLevel") return make_byte_level_decoder();
   if (type == "Metaspace") {
     const std::string scheme = json_fields::get_string_or(j, "prepend_scheme", "always", where);
@@ -277,7 +278,8 @@ std::unique_ptr<Decoder> decoder_from_json(const nlohmann::json& j, const std::s
   if (type == "Fuse") return std::make_unique<Fuse>();
   if (type == "Strip")
     return std::make_unique<Strip>(one_char(get_string(j, "content", where), "content", where),
-                                   json_fields::get_uint_or(j, "start", 0, where), json_fields::get_uint_or(j, "stop", 0, where));
+                                   json_fields::get_uint_or(j, "start", 0, where),
+                                   json_fields::get_uint_or(j, "stop", 0, where));
   if (type == "Replace")
     return std::make_unique<Replace>(Pattern::from_json(json_fields::require(j, "pattern", where), where + ".pattern"),
                                      get_string(j, "content", where));
@@ -291,9 +293,9 @@ std::unique_ptr<Decoder> decoder_from_json(const nlohmann::json& j, const std::s
     }
     return std::make_unique<Sequence>(std::move(parts));
   }
-  json_fields::unsupported(where, type,
-                           {"WordPiece", "ByteLevel", "Metaspace", "BPEDecoder", "ByteFallback", "Fuse", "Strip",
-                            "Replace", "Sequence"});
+  json_fields::unsupported(
+      where, type,
+      {"WordPiece", "ByteLevel", "Metaspace", "BPEDecoder", "ByteFallback", "Fuse", "Strip", "Replace", "Sequence"});
 }
 
 }  // namespace strata::tok

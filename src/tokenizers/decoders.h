@@ -1,10 +1,9 @@
 // Decoders: turn the token strings of some ids back into text.
 #pragma once
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace strata::tok {
 

@@ -9,7 +9,10 @@ namespace strata::tok::encoding_ops {
 namespace {
 
 Encoding window(const Encoding& e, size_t b, size_t en) {
-  auto cut = [&](const auto& v) { return std::decay_t<decltype(v)>(v.begin() + static_cast<std::ptrdiff_t>(b), v.begin() + static_cast<std::ptrdiff_t>(en)); };
+  auto cut = [&](const auto& v) {
+    return std::decay_t<decltype(v)>(v.begin() + static_cast<std::ptrdiff_t>(b),
+                                     v.begin() + static_cast<std::ptrdiff_t>(en));
+  };
   Encoding w;
   w.ids = cut(e.ids);
   w.type_ids = cut(e.type_ids);
@@ -100,9 +103,7 @@ void pad(Encoding& e, size_t target, int32_t pad_id, int32_t pad_type_id, const 
   for (Encoding& o : e.overflowing) pad(o, target, pad_id, pad_type_id, pad_token, right);
   if (e.ids.size() >= target) return;
   const size_t n = target - e.ids.size();
-  auto grow = [&](auto& v, const auto& value) {
-    v.insert(right ? v.end() : v.begin(), n, value);
-  };
+  auto grow = [&](auto& v, const auto& value) { v.insert(right ? v.end() : v.begin(), n, value); };
   grow(e.ids, pad_id);
   grow(e.type_ids, pad_type_id);
   grow(e.tokens, pad_token);

@@ -4,10 +4,9 @@
 // its default, as serde's defaults do in HF.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace strata::tok::json_fields {
 
@@ -21,6 +20,7 @@ uint64_t get_uint_or(const json& j, const char* key, uint64_t dflt, const std::s
 // The "type" tag of a component, or "" when absent.
 std::string type_of(const json& j, const std::string& where);
 // "<where> type '<type>' is not supported; supported: a, b, c".
-[[noreturn]] void unsupported(const std::string& where, const std::string& type, const std::vector<std::string>& supported);
+[[noreturn]] void unsupported(const std::string& where, const std::string& type,
+                              const std::vector<std::string>& supported);
 
 }  // namespace strata::tok::json_fields

@@ -109,8 +109,9 @@ std::unique_ptr<Tokenizer::Impl> load_vocab_json_merges(const std::string& dir) 
   const std::string sep_name = token_name(config, "sep_token", "</s>", where);
   const std::string klass = json_fields::get_string_or(config, "tokenizer_class", "", where);
   // RoBERTa-style files carry <s> ... </s>; GPT-2-style ones only <|endoftext|>.
-  const bool roberta = klass.find("Roberta") != std::string::npos ||
-                       (klass.find("GPT2") == std::string::npos && bpe.vocab.count(cls_name) && bpe.vocab.count(sep_name));
+  const bool roberta =
+      klass.find("Roberta") != std::string::npos ||
+      (klass.find("GPT2") == std::string::npos && bpe.vocab.count(cls_name) && bpe.vocab.count(sep_name));
 
   auto impl = std::make_unique<Tokenizer::Impl>();
   impl->model = make_bpe(std::move(bpe), merges_path);
@@ -118,15 +119,18 @@ std::unique_ptr<Tokenizer::Impl> load_vocab_json_merges(const std::string& dir) 
   impl->decoder = make_byte_level_decoder();
   std::vector<AddedToken> specials;
   if (roberta) {
-    impl->post_processor = make_roberta_processing(in_vocab(*impl->model, cls_name, vocab_path),
-                                                   in_vocab(*impl->model, sep_name, vocab_path),
-                                                   json_fields::get_bool(config, "trim_offsets", true, where),
-                                                   add_prefix_space);
-    for (const auto& [key, dflt] : {std::pair{"bos_token", "<s>"}, {"pad_token", "<pad>"}, {"eos_token", "</s>"},
-                                    {"unk_token", "<unk>"}, {"mask_token", "<mask>"}}) {
+    impl->post_processor = make_roberta_processing(
+        in_vocab(*impl->model, cls_name, vocab_path), in_vocab(*impl->model, sep_name, vocab_path),
+        json_fields::get_bool(config, "trim_offsets", true, where), add_prefix_space);
+    for (const auto& [key, dflt] : {std::pair{"bos_token", "<s>"},
+                                    {"pad_token", "<pad>"},
+                                    {"eos_token", "</s>"},
+                                    {"unk_token", "<unk>"},
+                                    {"mask_token", "<mask>"}}) {
       const std::string name = token_name(config, key, dflt, where);
       // RoBERTa's mask token swallows the space before it.
-      if (impl->model->token_to_id(name)) specials.push_back({name, false, std::string(key) == "mask_token", false, false, true});
+      if (impl->model->token_to_id(name))
+        specials.push_back({name, false, std::string(key) == "mask_token", false, false, true});
     }
   } else {
     impl->post_processor = make_byte_level_processing(false, true);

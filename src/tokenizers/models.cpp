@@ -95,7 +95,8 @@ std::unique_ptr<Model> unigram_from_json(const nlohmann::json& j, const std::str
       fail(where, ".vocab[", i, "]: expected [\"piece\", score], got ", p.dump());
     c.pieces.emplace_back(p[0].get<std::string>(), p[1].get<double>());
   }
-  if (auto it = j.find("unk_id"); it != j.end() && !it->is_null()) c.unk_id = json_fields::get_uint_or(j, "unk_id", 0, where);
+  if (auto it = j.find("unk_id"); it != j.end() && !it->is_null())
+    c.unk_id = json_fields::get_uint_or(j, "unk_id", 0, where);
   c.byte_fallback = get_bool(j, "byte_fallback", false, where);
   return make_unigram(std::move(c), where);
 }

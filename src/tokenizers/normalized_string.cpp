@@ -71,30 +71,33 @@ void NormalizedString::transform(const std::vector<uni::CharChange>& dest, size_
 }
 
 void NormalizedString::filter(bool (*keep)(char32_t)) {
+  size_t i = 0;  // the common case keeps everything: nothing to transform
+  for (size_t len; i < norm_.size() && keep(uni::decode(norm_, i, &len));) i += len;
+  if (i == norm_.size()) return;
+  // Each kept character carries the removal of the ones after it (-n); removals before the
+  // first kept character are the initial offset.
   std::vector<uni::CharChange> dest;
   dest.reserve(norm_.size());
   int32_t removed = 0;
   size_t removed_start = 0;
-  bool have_last = false, any_removed = false;
+  bool have_last = false;
   char32_t last = 0;
-  for (size_t i = 0; i < norm_.size();) {
+  for (i = 0; i < norm_.size();) {
     size_t len;
     const char32_t c = uni::decode(norm_, i, &len);
     i += len;
-    if (keep(c)) {
-      if (have_last)
-        dest.push_back({last, -removed});
-      else
-        removed_start = static_cast<size_t>(removed);
-      last = c;
-      have_last = true;
-      removed = 0;
-    } else {
+    if (!keep(c)) {
       ++removed;
-      any_removed = true;
+      continue;
     }
+    if (have_last)
+      dest.push_back({last, -removed});
+    else
+      removed_start = static_cast<size_t>(removed);
+    last = c;
+    have_last = true;
+    removed = 0;
   }
-  if (!any_removed) return;  // every character kept: the transform would change nothing
   if (have_last) dest.push_back({last, -removed});
   transform(dest, removed_start);
 }

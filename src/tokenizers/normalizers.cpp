@@ -152,7 +152,8 @@ std::unique_ptr<Normalizer> normalizer_from_json(const nlohmann::json& j, const 
   const std::string type = json_fields::type_of(j, where);
   if (type == "BertNormalizer") {
     const bool lowercase = get_bool(j, "lowercase", true, where);
-    return make_bert_normalizer(get_bool(j, "clean_text", true, where), get_bool(j, "handle_chinese_chars", true, where),
+    return make_bert_normalizer(get_bool(j, "clean_text", true, where),
+                                get_bool(j, "handle_chinese_chars", true, where),
                                 get_bool(j, "strip_accents", lowercase, where), lowercase);
   }
   if (type == "NFC") return std::make_unique<UnicodeNormalizer>(false, true);

@@ -1,9 +1,8 @@
 // Normalizers: rewrite a NormalizedString in place, keeping its alignments.
 #pragma once
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "tokenizers/normalized_string.h"
 

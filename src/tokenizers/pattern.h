@@ -1,11 +1,10 @@
 // The pattern of Split / Replace components: {"String": "..."} (a literal) or {"Regex": "..."}.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tokenizers/normalized_string.h"
 #include "tokenizers/regex.h"

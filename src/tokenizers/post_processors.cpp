@@ -97,7 +97,8 @@ class RobertaProcessing final : public PostProcessor {
 
 class ByteLevelProcessing final : public PostProcessor {
  public:
-  ByteLevelProcessing(bool trim_offsets, bool add_prefix_space) : trim_(trim_offsets), add_prefix_space_(add_prefix_space) {}
+  ByteLevelProcessing(bool trim_offsets, bool add_prefix_space)
+      : trim_(trim_offsets), add_prefix_space_(add_prefix_space) {}
   size_t added_tokens(bool) const override { return 0; }
   void process(std::vector<Encoding>& encs, bool) const override {
     if (!trim_) return;
@@ -137,7 +138,8 @@ class TemplateProcessing final : public PostProcessor {
     std::vector<Encoding> out;
     for (const Piece& p : tmpl) {
       if (p.is_sequence) {
-        if (static_cast<size_t>(p.sequence) >= encs.size()) fail("TemplateProcessing: the template uses $B without a pair");
+        if (static_cast<size_t>(p.sequence) >= encs.size())
+          fail("TemplateProcessing: the template uses $B without a pair");
         Encoding e = encs[static_cast<size_t>(p.sequence)];
         e.type_ids.assign(e.ids.size(), p.type_id);  // the windows keep theirs, as in HF
         out.push_back(std::move(e));
@@ -237,7 +239,8 @@ std::vector<Piece> template_from_json(const nlohmann::json& j, const std::string
       const auto& q = p["Sequence"];
       const std::string id = json_fields::get_string(q, "id", w + ".Sequence");
       if (id != "A" && id != "B") fail(w, ".Sequence.id: expected \"A\" or \"B\", got \"", id, "\"");
-      pieces.push_back({true, id == "B" ? 1 : 0, "", static_cast<int32_t>(json_fields::get_uint_or(q, "type_id", 0, w))});
+      pieces.push_back(
+          {true, id == "B" ? 1 : 0, "", static_cast<int32_t>(json_fields::get_uint_or(q, "type_id", 0, w))});
     } else if (p.is_object() && p.size() == 1 && p.contains("SpecialToken")) {
       const auto& q = p["SpecialToken"];
       pieces.push_back({false, 0, json_fields::get_string(q, "id", w + ".SpecialToken"),
@@ -294,7 +297,8 @@ std::unique_ptr<PostProcessor> make_bert_template(Special cls, Special sep) {
   return std::make_unique<TemplateProcessing>(std::move(single), std::move(pair), std::move(specials));
 }
 
-std::unique_ptr<PostProcessor> make_roberta_processing(Special cls, Special sep, bool trim_offsets, bool add_prefix_space) {
+std::unique_ptr<PostProcessor> make_roberta_processing(Special cls, Special sep, bool trim_offsets,
+                                                       bool add_prefix_space) {
   return std::make_unique<RobertaProcessing>(std::move(cls), std::move(sep), trim_offsets, add_prefix_space);
 }
 
@@ -309,9 +313,11 @@ std::unique_ptr<PostProcessor> post_processor_from_json(const nlohmann::json& j,
     return std::make_unique<BertProcessing>(special_pair(j, "cls", where), special_pair(j, "sep", where));
   if (type == "RobertaProcessing")
     return make_roberta_processing(special_pair(j, "cls", where), special_pair(j, "sep", where),
-                                   get_bool(j, "trim_offsets", true, where), get_bool(j, "add_prefix_space", true, where));
+                                   get_bool(j, "trim_offsets", true, where),
+                                   get_bool(j, "add_prefix_space", true, where));
   if (type == "ByteLevel")
-    return make_byte_level_processing(get_bool(j, "trim_offsets", true, where), get_bool(j, "add_prefix_space", true, where));
+    return make_byte_level_processing(get_bool(j, "trim_offsets", true, where),
+                                      get_bool(j, "add_prefix_space", true, where));
   if (type == "TemplateProcessing") return template_processing_from_json(j, where);
   if (type == "Sequence") {
     const auto& list = json_fields::require(j, "processors", where);
@@ -323,7 +329,8 @@ std::unique_ptr<PostProcessor> post_processor_from_json(const nlohmann::json& j,
     }
     return std::make_unique<Sequence>(std::move(parts));
   }
-  json_fields::unsupported(where, type, {"BertProcessing", "RobertaProcessing", "TemplateProcessing", "ByteLevel", "Sequence"});
+  json_fields::unsupported(where, type,
+                           {"BertProcessing", "RobertaProcessing", "TemplateProcessing", "ByteLevel", "Sequence"});
 }
 
 }  // namespace strata::tok

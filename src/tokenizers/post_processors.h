@@ -1,11 +1,10 @@
 // Post-processors: add the special tokens around the encoded sequence(s) and set type ids.
 #pragma once
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tokenizers/tokenizer.h"
 
@@ -20,7 +19,8 @@ class PostProcessor {
 };
 
 // TemplateProcessing "CLS:0 $A:0 SEP:0" / "CLS:0 $A:0 SEP:0 $B:1 SEP:1" for the given tokens.
-std::unique_ptr<PostProcessor> make_bert_template(std::pair<std::string, int32_t> cls, std::pair<std::string, int32_t> sep);
+std::unique_ptr<PostProcessor> make_bert_template(std::pair<std::string, int32_t> cls,
+                                                  std::pair<std::string, int32_t> sep);
 std::unique_ptr<PostProcessor> make_roberta_processing(std::pair<std::string, int32_t> cls,
                                                        std::pair<std::string, int32_t> sep, bool trim_offsets,
                                                        bool add_prefix_space);

@@ -134,14 +134,16 @@ class Metaspace final : public PreTokenizer {
   void pre_tokenize(PreTokenized& pt) const override {
     thread_local std::vector<Match> matches;
     pt.split([&](NormalizedString&& s, std::vector<NormalizedString>& out) {
-      find_char_matches(s.get(), [](char32_t c) { return c == U' '; }, matches);
+      find_char_matches(
+          s.get(), [](char32_t c) { return c == U' '; }, matches);
       s.replace(matches, rep_);
       const bool starts = s.get().compare(0, rep_.size(), rep_) == 0;
       if (!starts && (scheme_ == PrependScheme::Always || (scheme_ == PrependScheme::First && s.original_begin() == 0)))
         s.prepend(rep_);
       if (split_) {
         const char32_t r = replacement_;
-        find_char_matches(s.get(), [r](char32_t c) { return c == r; }, matches);
+        find_char_matches(
+            s.get(), [r](char32_t c) { return c == r; }, matches);
         s.split(matches, SplitBehavior::MergedWithNext, out);
       } else {
         out.push_back(std::move(s));
@@ -173,7 +175,8 @@ SplitBehavior behavior_from(const std::string& name, const std::string& where) {
   if (name == "MergedWithPrevious") return SplitBehavior::MergedWithPrevious;
   if (name == "MergedWithNext") return SplitBehavior::MergedWithNext;
   if (name == "Contiguous") return SplitBehavior::Contiguous;
-  fail(where, ".behavior: expected Removed, Isolated, MergedWithPrevious, MergedWithNext or Contiguous, got '", name, "'");
+  fail(where, ".behavior: expected Removed, Isolated, MergedWithPrevious, MergedWithNext or Contiguous, got '", name,
+       "'");
 }
 
 char32_t single_char(const std::string& s, const std::string& where) {
@@ -217,14 +220,16 @@ std::unique_ptr<PreTokenizer> pre_tokenizer_from_json(const nlohmann::json& j, c
   if (type == "Whitespace") return std::make_unique<Whitespace>();
   if (type == "WhitespaceSplit") return std::make_unique<WhitespaceSplit>();
   if (type == "ByteLevel")
-    return make_byte_level_pre_tokenizer(get_bool(j, "add_prefix_space", true, where), get_bool(j, "use_regex", true, where));
+    return make_byte_level_pre_tokenizer(get_bool(j, "add_prefix_space", true, where),
+                                         get_bool(j, "use_regex", true, where));
   if (type == "Metaspace") return metaspace_from_json(j, where);
   if (type == "Split")
     return std::make_unique<SplitPattern>(
         Pattern::from_json(json_fields::require(j, "pattern", where), where + ".pattern"),
         behavior_from(json_fields::get_string(j, "behavior", where), where), get_bool(j, "invert", false, where));
   if (type == "Punctuation")
-    return std::make_unique<Punctuation>(behavior_from(json_fields::get_string_or(j, "behavior", "Isolated", where), where));
+    return std::make_unique<Punctuation>(
+        behavior_from(json_fields::get_string_or(j, "behavior", "Isolated", where), where));
   if (type == "Digits") return std::make_unique<Digits>(get_bool(j, "individual_digits", false, where));
   if (type == "Sequence") {
     const auto& list = json_fields::require(j, "pretokenizers", where);

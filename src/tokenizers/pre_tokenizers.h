@@ -1,9 +1,8 @@
 // Pre-tokenizers: cut the normalized input into the pieces ("words") the model tokenizes.
 #pragma once
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "tokenizers/pre_tokenized.h"
 

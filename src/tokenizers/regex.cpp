@@ -28,11 +28,21 @@ struct CharClass {
     for (const ClassItem& it : items) {
       bool m = false;
       switch (it.kind) {
-        case ClassItem::Range: m = c >= it.lo && c <= it.hi; break;
-        case ClassItem::Categories: m = (it.cats >> uni::category(c)) & 1u; break;
-        case ClassItem::Space: m = uni::is_whitespace(c); break;
-        case ClassItem::Word: m = uni::is_word_char(c); break;
-        case ClassItem::Hex: m = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); break;
+        case ClassItem::Range:
+          m = c >= it.lo && c <= it.hi;
+          break;
+        case ClassItem::Categories:
+          m = (it.cats >> uni::category(c)) & 1u;
+          break;
+        case ClassItem::Space:
+          m = uni::is_whitespace(c);
+          break;
+        case ClassItem::Word:
+          m = uni::is_word_char(c);
+          break;
+        case ClassItem::Hex:
+          m = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+          break;
       }
       if (m != it.neg) return !negated;
     }
@@ -83,16 +93,21 @@ constexpr uint32_t cat_bit(int k) { return 1u << k; }
 constexpr uint32_t kLetters = cat_bit(UTF8PROC_CATEGORY_LU) | cat_bit(UTF8PROC_CATEGORY_LL) |
                               cat_bit(UTF8PROC_CATEGORY_LT) | cat_bit(UTF8PROC_CATEGORY_LM) |
                               cat_bit(UTF8PROC_CATEGORY_LO);
-constexpr uint32_t kMarks = cat_bit(UTF8PROC_CATEGORY_MN) | cat_bit(UTF8PROC_CATEGORY_MC) | cat_bit(UTF8PROC_CATEGORY_ME);
-constexpr uint32_t kNumbers = cat_bit(UTF8PROC_CATEGORY_ND) | cat_bit(UTF8PROC_CATEGORY_NL) | cat_bit(UTF8PROC_CATEGORY_NO);
-constexpr uint32_t kPunct = cat_bit(UTF8PROC_CATEGORY_PC) | cat_bit(UTF8PROC_CATEGORY_PD) | cat_bit(UTF8PROC_CATEGORY_PS) |
-                            cat_bit(UTF8PROC_CATEGORY_PE) | cat_bit(UTF8PROC_CATEGORY_PI) | cat_bit(UTF8PROC_CATEGORY_PF) |
+constexpr uint32_t kMarks =
+    cat_bit(UTF8PROC_CATEGORY_MN) | cat_bit(UTF8PROC_CATEGORY_MC) | cat_bit(UTF8PROC_CATEGORY_ME);
+constexpr uint32_t kNumbers =
+    cat_bit(UTF8PROC_CATEGORY_ND) | cat_bit(UTF8PROC_CATEGORY_NL) | cat_bit(UTF8PROC_CATEGORY_NO);
+constexpr uint32_t kPunct = cat_bit(UTF8PROC_CATEGORY_PC) | cat_bit(UTF8PROC_CATEGORY_PD) |
+                            cat_bit(UTF8PROC_CATEGORY_PS) | cat_bit(UTF8PROC_CATEGORY_PE) |
+                            cat_bit(UTF8PROC_CATEGORY_PI) | cat_bit(UTF8PROC_CATEGORY_PF) |
                             cat_bit(UTF8PROC_CATEGORY_PO);
 constexpr uint32_t kSymbols = cat_bit(UTF8PROC_CATEGORY_SM) | cat_bit(UTF8PROC_CATEGORY_SC) |
                               cat_bit(UTF8PROC_CATEGORY_SK) | cat_bit(UTF8PROC_CATEGORY_SO);
-constexpr uint32_t kSeparators = cat_bit(UTF8PROC_CATEGORY_ZS) | cat_bit(UTF8PROC_CATEGORY_ZL) | cat_bit(UTF8PROC_CATEGORY_ZP);
-constexpr uint32_t kOthers = cat_bit(UTF8PROC_CATEGORY_CC) | cat_bit(UTF8PROC_CATEGORY_CF) | cat_bit(UTF8PROC_CATEGORY_CS) |
-                             cat_bit(UTF8PROC_CATEGORY_CO) | cat_bit(UTF8PROC_CATEGORY_CN);
+constexpr uint32_t kSeparators =
+    cat_bit(UTF8PROC_CATEGORY_ZS) | cat_bit(UTF8PROC_CATEGORY_ZL) | cat_bit(UTF8PROC_CATEGORY_ZP);
+constexpr uint32_t kOthers = cat_bit(UTF8PROC_CATEGORY_CC) | cat_bit(UTF8PROC_CATEGORY_CF) |
+                             cat_bit(UTF8PROC_CATEGORY_CS) | cat_bit(UTF8PROC_CATEGORY_CO) |
+                             cat_bit(UTF8PROC_CATEGORY_CN);
 
 // General-category property names (short and long, compared loosely as Oniguruma does).
 bool category_mask(std::string name, uint32_t* mask) {
@@ -100,42 +115,85 @@ bool category_mask(std::string name, uint32_t* mask) {
   for (char ch : name)
     if (ch != '_' && ch != ' ' && ch != '-') key += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   static const std::pair<const char*, uint32_t> kNames[] = {
-      {"l", kLetters}, {"letter", kLetters}, {"lu", cat_bit(UTF8PROC_CATEGORY_LU)},
-      {"uppercaseletter", cat_bit(UTF8PROC_CATEGORY_LU)}, {"ll", cat_bit(UTF8PROC_CATEGORY_LL)},
-      {"lowercaseletter", cat_bit(UTF8PROC_CATEGORY_LL)}, {"lt", cat_bit(UTF8PROC_CATEGORY_LT)},
-      {"titlecaseletter", cat_bit(UTF8PROC_CATEGORY_LT)}, {"lm", cat_bit(UTF8PROC_CATEGORY_LM)},
-      {"modifierletter", cat_bit(UTF8PROC_CATEGORY_LM)}, {"lo", cat_bit(UTF8PROC_CATEGORY_LO)},
+      {"l", kLetters},
+      {"letter", kLetters},
+      {"lu", cat_bit(UTF8PROC_CATEGORY_LU)},
+      {"uppercaseletter", cat_bit(UTF8PROC_CATEGORY_LU)},
+      {"ll", cat_bit(UTF8PROC_CATEGORY_LL)},
+      {"lowercaseletter", cat_bit(UTF8PROC_CATEGORY_LL)},
+      {"lt", cat_bit(UTF8PROC_CATEGORY_LT)},
+      {"titlecaseletter", cat_bit(UTF8PROC_CATEGORY_LT)},
+      {"lm", cat_bit(UTF8PROC_CATEGORY_LM)},
+      {"modifierletter", cat_bit(UTF8PROC_CATEGORY_LM)},
+      {"lo", cat_bit(UTF8PROC_CATEGORY_LO)},
       {"otherletter", cat_bit(UTF8PROC_CATEGORY_LO)},
       {"lc", cat_bit(UTF8PROC_CATEGORY_LU) | cat_bit(UTF8PROC_CATEGORY_LL) | cat_bit(UTF8PROC_CATEGORY_LT)},
-      {"m", kMarks}, {"mark", kMarks}, {"combiningmark", kMarks}, {"mn", cat_bit(UTF8PROC_CATEGORY_MN)},
-      {"nonspacingmark", cat_bit(UTF8PROC_CATEGORY_MN)}, {"mc", cat_bit(UTF8PROC_CATEGORY_MC)},
-      {"spacingmark", cat_bit(UTF8PROC_CATEGORY_MC)}, {"me", cat_bit(UTF8PROC_CATEGORY_ME)},
-      {"enclosingmark", cat_bit(UTF8PROC_CATEGORY_ME)}, {"n", kNumbers}, {"number", kNumbers},
-      {"nd", cat_bit(UTF8PROC_CATEGORY_ND)}, {"decimalnumber", cat_bit(UTF8PROC_CATEGORY_ND)},
-      {"digit", cat_bit(UTF8PROC_CATEGORY_ND)}, {"nl", cat_bit(UTF8PROC_CATEGORY_NL)},
-      {"letternumber", cat_bit(UTF8PROC_CATEGORY_NL)}, {"no", cat_bit(UTF8PROC_CATEGORY_NO)},
-      {"othernumber", cat_bit(UTF8PROC_CATEGORY_NO)}, {"p", kPunct}, {"punctuation", kPunct},
-      {"punct", kPunct}, {"pc", cat_bit(UTF8PROC_CATEGORY_PC)}, {"connectorpunctuation", cat_bit(UTF8PROC_CATEGORY_PC)},
-      {"pd", cat_bit(UTF8PROC_CATEGORY_PD)}, {"dashpunctuation", cat_bit(UTF8PROC_CATEGORY_PD)},
-      {"ps", cat_bit(UTF8PROC_CATEGORY_PS)}, {"openpunctuation", cat_bit(UTF8PROC_CATEGORY_PS)},
-      {"pe", cat_bit(UTF8PROC_CATEGORY_PE)}, {"closepunctuation", cat_bit(UTF8PROC_CATEGORY_PE)},
-      {"pi", cat_bit(UTF8PROC_CATEGORY_PI)}, {"initialpunctuation", cat_bit(UTF8PROC_CATEGORY_PI)},
-      {"pf", cat_bit(UTF8PROC_CATEGORY_PF)}, {"finalpunctuation", cat_bit(UTF8PROC_CATEGORY_PF)},
-      {"po", cat_bit(UTF8PROC_CATEGORY_PO)}, {"otherpunctuation", cat_bit(UTF8PROC_CATEGORY_PO)},
-      {"s", kSymbols}, {"symbol", kSymbols}, {"sm", cat_bit(UTF8PROC_CATEGORY_SM)},
-      {"mathsymbol", cat_bit(UTF8PROC_CATEGORY_SM)}, {"sc", cat_bit(UTF8PROC_CATEGORY_SC)},
-      {"currencysymbol", cat_bit(UTF8PROC_CATEGORY_SC)}, {"sk", cat_bit(UTF8PROC_CATEGORY_SK)},
-      {"modifiersymbol", cat_bit(UTF8PROC_CATEGORY_SK)}, {"so", cat_bit(UTF8PROC_CATEGORY_SO)},
-      {"othersymbol", cat_bit(UTF8PROC_CATEGORY_SO)}, {"z", kSeparators}, {"separator", kSeparators},
-      {"zs", cat_bit(UTF8PROC_CATEGORY_ZS)}, {"spaceseparator", cat_bit(UTF8PROC_CATEGORY_ZS)},
-      {"zl", cat_bit(UTF8PROC_CATEGORY_ZL)}, {"lineseparator", cat_bit(UTF8PROC_CATEGORY_ZL)},
-      {"zp", cat_bit(UTF8PROC_CATEGORY_ZP)}, {"paragraphseparator", cat_bit(UTF8PROC_CATEGORY_ZP)},
-      {"c", kOthers}, {"other", kOthers}, {"cc", cat_bit(UTF8PROC_CATEGORY_CC)},
-      {"control", cat_bit(UTF8PROC_CATEGORY_CC)}, {"cntrl", cat_bit(UTF8PROC_CATEGORY_CC)},
-      {"cf", cat_bit(UTF8PROC_CATEGORY_CF)}, {"format", cat_bit(UTF8PROC_CATEGORY_CF)},
-      {"cs", cat_bit(UTF8PROC_CATEGORY_CS)}, {"surrogate", cat_bit(UTF8PROC_CATEGORY_CS)},
-      {"co", cat_bit(UTF8PROC_CATEGORY_CO)}, {"privateuse", cat_bit(UTF8PROC_CATEGORY_CO)},
-      {"cn", cat_bit(UTF8PROC_CATEGORY_CN)}, {"unassigned", cat_bit(UTF8PROC_CATEGORY_CN)},
+      {"m", kMarks},
+      {"mark", kMarks},
+      {"combiningmark", kMarks},
+      {"mn", cat_bit(UTF8PROC_CATEGORY_MN)},
+      {"nonspacingmark", cat_bit(UTF8PROC_CATEGORY_MN)},
+      {"mc", cat_bit(UTF8PROC_CATEGORY_MC)},
+      {"spacingmark", cat_bit(UTF8PROC_CATEGORY_MC)},
+      {"me", cat_bit(UTF8PROC_CATEGORY_ME)},
+      {"enclosingmark", cat_bit(UTF8PROC_CATEGORY_ME)},
+      {"n", kNumbers},
+      {"number", kNumbers},
+      {"nd", cat_bit(UTF8PROC_CATEGORY_ND)},
+      {"decimalnumber", cat_bit(UTF8PROC_CATEGORY_ND)},
+      {"digit", cat_bit(UTF8PROC_CATEGORY_ND)},
+      {"nl", cat_bit(UTF8PROC_CATEGORY_NL)},
+      {"letternumber", cat_bit(UTF8PROC_CATEGORY_NL)},
+      {"no", cat_bit(UTF8PROC_CATEGORY_NO)},
+      {"othernumber", cat_bit(UTF8PROC_CATEGORY_NO)},
+      {"p", kPunct},
+      {"punctuation", kPunct},
+      {"punct", kPunct},
+      {"pc", cat_bit(UTF8PROC_CATEGORY_PC)},
+      {"connectorpunctuation", cat_bit(UTF8PROC_CATEGORY_PC)},
+      {"pd", cat_bit(UTF8PROC_CATEGORY_PD)},
+      {"dashpunctuation", cat_bit(UTF8PROC_CATEGORY_PD)},
+      {"ps", cat_bit(UTF8PROC_CATEGORY_PS)},
+      {"openpunctuation", cat_bit(UTF8PROC_CATEGORY_PS)},
+      {"pe", cat_bit(UTF8PROC_CATEGORY_PE)},
+      {"closepunctuation", cat_bit(UTF8PROC_CATEGORY_PE)},
+      {"pi", cat_bit(UTF8PROC_CATEGORY_PI)},
+      {"initialpunctuation", cat_bit(UTF8PROC_CATEGORY_PI)},
+      {"pf", cat_bit(UTF8PROC_CATEGORY_PF)},
+      {"finalpunctuation", cat_bit(UTF8PROC_CATEGORY_PF)},
+      {"po", cat_bit(UTF8PROC_CATEGORY_PO)},
+      {"otherpunctuation", cat_bit(UTF8PROC_CATEGORY_PO)},
+      {"s", kSymbols},
+      {"symbol", kSymbols},
+      {"sm", cat_bit(UTF8PROC_CATEGORY_SM)},
+      {"mathsymbol", cat_bit(UTF8PROC_CATEGORY_SM)},
+      {"sc", cat_bit(UTF8PROC_CATEGORY_SC)},
+      {"currencysymbol", cat_bit(UTF8PROC_CATEGORY_SC)},
+      {"sk", cat_bit(UTF8PROC_CATEGORY_SK)},
+      {"modifiersymbol", cat_bit(UTF8PROC_CATEGORY_SK)},
+      {"so", cat_bit(UTF8PROC_CATEGORY_SO)},
+      {"othersymbol", cat_bit(UTF8PROC_CATEGORY_SO)},
+      {"z", kSeparators},
+      {"separator", kSeparators},
+      {"zs", cat_bit(UTF8PROC_CATEGORY_ZS)},
+      {"spaceseparator", cat_bit(UTF8PROC_CATEGORY_ZS)},
+      {"zl", cat_bit(UTF8PROC_CATEGORY_ZL)},
+      {"lineseparator", cat_bit(UTF8PROC_CATEGORY_ZL)},
+      {"zp", cat_bit(UTF8PROC_CATEGORY_ZP)},
+      {"paragraphseparator", cat_bit(UTF8PROC_CATEGORY_ZP)},
+      {"c", kOthers},
+      {"other", kOthers},
+      {"cc", cat_bit(UTF8PROC_CATEGORY_CC)},
+      {"control", cat_bit(UTF8PROC_CATEGORY_CC)},
+      {"cntrl", cat_bit(UTF8PROC_CATEGORY_CC)},
+      {"cf", cat_bit(UTF8PROC_CATEGORY_CF)},
+      {"format", cat_bit(UTF8PROC_CATEGORY_CF)},
+      {"cs", cat_bit(UTF8PROC_CATEGORY_CS)},
+      {"surrogate", cat_bit(UTF8PROC_CATEGORY_CS)},
+      {"co", cat_bit(UTF8PROC_CATEGORY_CO)},
+      {"privateuse", cat_bit(UTF8PROC_CATEGORY_CO)},
+      {"cn", cat_bit(UTF8PROC_CATEGORY_CN)},
+      {"unassigned", cat_bit(UTF8PROC_CATEGORY_CN)},
   };
   for (const auto& [n, m] : kNames)
     if (key == n) {
@@ -336,7 +394,9 @@ class Parser {
     size_t n = 0;
     while (!at_end() && n < max_digits) {
       const char32_t h = peek();
-      int d = (h >= '0' && h <= '9') ? int(h - '0') : ((h | 0x20) >= 'a' && (h | 0x20) <= 'f') ? int((h | 0x20) - 'a' + 10) : -1;
+      int d = (h >= '0' && h <= '9')                     ? int(h - '0')
+              : ((h | 0x20) >= 'a' && (h | 0x20) <= 'f') ? int((h | 0x20) - 'a' + 10)
+                                                         : -1;
       if (d < 0) break;
       v = v * 16 + static_cast<uint32_t>(d);
       ++i_, ++n;
@@ -355,14 +415,30 @@ class Parser {
     if (at_end()) error("trailing backslash");
     const char32_t e = p_[i_++];
     switch (e) {
-      case 't': *cp = '\t'; return true;
-      case 'n': *cp = '\n'; return true;
-      case 'r': *cp = '\r'; return true;
-      case 'f': *cp = '\f'; return true;
-      case 'v': *cp = '\v'; return true;
-      case 'a': *cp = 7; return true;
-      case 'e': *cp = 27; return true;
-      case '0': *cp = 0; return true;
+      case 't':
+        *cp = '\t';
+        return true;
+      case 'n':
+        *cp = '\n';
+        return true;
+      case 'r':
+        *cp = '\r';
+        return true;
+      case 'f':
+        *cp = '\f';
+        return true;
+      case 'v':
+        *cp = '\v';
+        return true;
+      case 'a':
+        *cp = 7;
+        return true;
+      case 'e':
+        *cp = 27;
+        return true;
+      case '0':
+        *cp = 0;
+        return true;
       case 'x':
         if (!at_end() && peek() == '{') {
           ++i_;
@@ -371,14 +447,27 @@ class Parser {
           *cp = hex_digits(2, false);
         }
         return true;
-      case 'u': *cp = hex_digits(4, false); return true;
-      case 's': case 'S': *item = {ClassItem::Space, e == 'S', 0, 0, 0}; return false;
-      case 'w': case 'W': *item = {ClassItem::Word, e == 'W', 0, 0, 0}; return false;
-      case 'h': case 'H': *item = {ClassItem::Hex, e == 'H', 0, 0, 0}; return false;
-      case 'd': case 'D':
+      case 'u':
+        *cp = hex_digits(4, false);
+        return true;
+      case 's':
+      case 'S':
+        *item = {ClassItem::Space, e == 'S', 0, 0, 0};
+        return false;
+      case 'w':
+      case 'W':
+        *item = {ClassItem::Word, e == 'W', 0, 0, 0};
+        return false;
+      case 'h':
+      case 'H':
+        *item = {ClassItem::Hex, e == 'H', 0, 0, 0};
+        return false;
+      case 'd':
+      case 'D':
         *item = {ClassItem::Categories, e == 'D', 0, 0, cat_bit(UTF8PROC_CATEGORY_ND)};
         return false;
-      case 'p': case 'P': {
+      case 'p':
+      case 'P': {
         bool neg = e == 'P';
         std::string name;
         if (!at_end() && peek() == '{') {
@@ -451,22 +540,44 @@ class Parser {
   NodeP atom() {
     const char32_t c = peek();
     switch (c) {
-      case '(': return group();
-      case '[': return bracket();
-      case '.': ++i_; return node(Node::Any);
-      case '^': ++i_; return assertion(kBol);
-      case '$': ++i_; return assertion(kEol);
-      case '*': case '+': case '?': error("nothing to repeat");
+      case '(':
+        return group();
+      case '[':
+        return bracket();
+      case '.':
+        ++i_;
+        return node(Node::Any);
+      case '^':
+        ++i_;
+        return assertion(kBol);
+      case '$':
+        ++i_;
+        return assertion(kEol);
+      case '*':
+      case '+':
+      case '?':
+        error("nothing to repeat");
       case '\\': {
         ++i_;
         if (!at_end()) {
           switch (peek()) {
-            case 'A': ++i_; return assertion(kBos);
-            case 'z': ++i_; return assertion(kEos);
-            case 'Z': ++i_; return assertion(kEosNl);
-            case 'b': ++i_; return assertion(kWordBoundary);
-            case 'B': ++i_; return assertion(kNotWordBoundary);
-            default: break;
+            case 'A':
+              ++i_;
+              return assertion(kBos);
+            case 'z':
+              ++i_;
+              return assertion(kEos);
+            case 'Z':
+              ++i_;
+              return assertion(kEosNl);
+            case 'b':
+              ++i_;
+              return assertion(kWordBoundary);
+            case 'B':
+              ++i_;
+              return assertion(kNotWordBoundary);
+            default:
+              break;
           }
         }
         char32_t cp;
@@ -476,7 +587,9 @@ class Parser {
         cls.items.push_back(item);
         return class_node(std::move(cls));
       }
-      default: ++i_; return literal(c);
+      default:
+        ++i_;
+        return literal(c);
     }
   }
 
@@ -506,10 +619,17 @@ class Compiler {
  private:
   void emit(const Node& n, std::vector<Inst>& out) {
     switch (n.kind) {
-      case Node::Empty: break;
-      case Node::Char: out.push_back({Op::Char, n.icase, n.c}); break;
-      case Node::Any: out.push_back({Op::Any}); break;
-      case Node::Class: out.push_back({Op::Class, n.icase, 0, n.cls}); break;
+      case Node::Empty:
+        break;
+      case Node::Char:
+        out.push_back({Op::Char, n.icase, n.c});
+        break;
+      case Node::Any:
+        out.push_back({Op::Any});
+        break;
+      case Node::Class:
+        out.push_back({Op::Class, n.icase, 0, n.cls});
+        break;
       case Node::Cat:
         for (const NodeP& k : n.kids) emit(*k, out);
         break;
@@ -543,9 +663,15 @@ class Compiler {
           emit_repeat(*n.kids[0], n.min, n.max, n.greedy, out);
         }
         break;
-      case Node::Look: out.push_back({Op::Look, false, 0, program(*n.kids[0]), n.neg ? 1 : 0}); break;
-      case Node::Atomic: out.push_back({Op::Atomic, false, 0, program(*n.kids[0])}); break;
-      case Node::Assert: out.push_back({Op::Assert, false, 0, n.assertion}); break;
+      case Node::Look:
+        out.push_back({Op::Look, false, 0, program(*n.kids[0]), n.neg ? 1 : 0});
+        break;
+      case Node::Atomic:
+        out.push_back({Op::Atomic, false, 0, program(*n.kids[0])});
+        break;
+      case Node::Assert:
+        out.push_back({Op::Assert, false, 0, n.assertion});
+        break;
     }
   }
 
@@ -622,8 +748,11 @@ class Matcher {
           stack.push_back({in.y, 0, pos});
           pc = in.x;
           break;
-        case Op::Jmp: pc = in.x; break;
-        case Op::Match: return static_cast<long>(pos);
+        case Op::Jmp:
+          pc = in.x;
+          break;
+        case Op::Match:
+          return static_cast<long>(pos);
         case Op::Assert:
           ok = check(in.x, pos);
           if (ok) ++pc;
@@ -670,11 +799,16 @@ class Matcher {
   bool check(int kind, size_t pos) const {
     const size_t n = s_.size();
     switch (kind) {
-      case kBol: return pos == 0 || s_[pos - 1] == '\n';
-      case kEol: return pos == n || s_[pos] == '\n';
-      case kBos: return pos == 0;
-      case kEos: return pos == n;
-      case kEosNl: return pos == n || (pos + 1 == n && s_[pos] == '\n');
+      case kBol:
+        return pos == 0 || s_[pos - 1] == '\n';
+      case kEol:
+        return pos == n || s_[pos] == '\n';
+      case kBos:
+        return pos == 0;
+      case kEos:
+        return pos == n;
+      case kEosNl:
+        return pos == n || (pos + 1 == n && s_[pos] == '\n');
       default: {
         const bool before = pos > 0 && uni::is_word_char(s_[pos - 1]);
         const bool after = pos < n && uni::is_word_char(s_[pos]);
@@ -719,9 +853,9 @@ void Regex::find_matches(std::string_view s, std::vector<Match>& out) const {
   }
   byte_at.push_back(s.size());
   Matcher m(*prog_, cps);
-  size_t prev = 0;       // end of the previous piece, in code points
-  size_t search = 0;     // where the next search starts
-  long last_end = -1;    // end of the previous match
+  size_t prev = 0;     // end of the previous piece, in code points
+  size_t search = 0;   // where the next search starts
+  long last_end = -1;  // end of the previous match
   while (search <= cps.size()) {
     long found_b = -1, found_e = -1;
     for (size_t start = search; start <= cps.size(); ++start) {

@@ -140,7 +140,8 @@ Encoding encode_sequence(const Tokenizer::Impl& t, std::string_view input, int32
   return e;
 }
 
-Encoding post_process(const Tokenizer::Impl& t, Encoding first, std::optional<Encoding> second, bool add_special_tokens) {
+Encoding post_process(const Tokenizer::Impl& t, Encoding first, std::optional<Encoding> second,
+                      bool add_special_tokens) {
   if (t.truncation) {
     TruncationParams p = *t.truncation;
     const size_t added = t.post_processor ? t.post_processor->added_tokens(second.has_value()) : 0;

@@ -17,11 +17,11 @@
 namespace strata::tok {
 
 struct Tokenizer::Impl {
-  std::unique_ptr<Normalizer> normalizer;        // may be null
-  std::unique_ptr<PreTokenizer> pre_tokenizer;   // may be null
+  std::unique_ptr<Normalizer> normalizer;       // may be null
+  std::unique_ptr<PreTokenizer> pre_tokenizer;  // may be null
   std::unique_ptr<Model> model;
   std::unique_ptr<PostProcessor> post_processor;  // may be null
-  std::unique_ptr<Decoder> decoder;              // may be null: tokens joined with spaces
+  std::unique_ptr<Decoder> decoder;               // may be null: tokens joined with spaces
   AddedVocabulary added;
   std::optional<TruncationParams> truncation;
   std::optional<PaddingParams> padding;

@@ -88,8 +88,20 @@ std::string make_valid_utf8(std::string_view s) {
 bool is_whitespace_slow(char32_t c) {
   // The White_Space property (PropList.txt), which utf8proc does not expose.
   switch (c) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0x85: case 0xA0:
-    case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x20:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
       return true;
     default:
       return c >= 0x2000 && c <= 0x200A;
@@ -112,7 +124,8 @@ constexpr AgeRange kAges[] = {
 bool assigned_by(char32_t c, int version) {
   if (c < 0x378) return true;
   const AgeRange* end = std::end(kAges);
-  const AgeRange* r = std::upper_bound(std::begin(kAges), end, c, [](char32_t v, const AgeRange& a) { return v < a.lo; });
+  const AgeRange* r =
+      std::upper_bound(std::begin(kAges), end, c, [](char32_t v, const AgeRange& a) { return v < a.lo; });
   return r != std::begin(kAges) && c <= (r - 1)->hi && (r - 1)->age <= version;
 }
 
@@ -121,11 +134,20 @@ bool assigned_by(char32_t c, int version) {
 int category_as_of(char32_t c, int version) {
   if (!assigned_by(c, version)) return UTF8PROC_CATEGORY_CN;
   switch (c) {
-    case 0x166D: case 0x111C9: return UTF8PROC_CATEGORY_PO;  // now So, Mn
-    case 0x1CF2: case 0x1CF3: case 0xA9BD: return UTF8PROC_CATEGORY_MC;  // now Lo, Lo, Mn
-    case 0x1734: return UTF8PROC_CATEGORY_MN;                             // now Mc
-    case 0x1885: case 0x1886: return version < 9 ? UTF8PROC_CATEGORY_LO : UTF8PROC_CATEGORY_MN;
-    default: return category(c);
+    case 0x166D:
+    case 0x111C9:
+      return UTF8PROC_CATEGORY_PO;  // now So, Mn
+    case 0x1CF2:
+    case 0x1CF3:
+    case 0xA9BD:
+      return UTF8PROC_CATEGORY_MC;  // now Lo, Lo, Mn
+    case 0x1734:
+      return UTF8PROC_CATEGORY_MN;  // now Mc
+    case 0x1885:
+    case 0x1886:
+      return version < 9 ? UTF8PROC_CATEGORY_LO : UTF8PROC_CATEGORY_MN;
+    default:
+      return category(c);
   }
 }
 
@@ -139,8 +161,7 @@ bool is_other(char32_t c) {
 
 bool is_punctuation(char32_t c) {
   if (c < 0x80)
-    return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
-           (c >= 0x7B && c <= 0x7E);
+    return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
   const int k = category_as_of(c, 8);
   return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO;
 }
@@ -216,7 +237,8 @@ char32_t compose_pair(char32_t a, char32_t b) {
     return a + (b - kTBase);
   // UTF8PROC_STABLE makes utf8proc honour the composition exclusions.
   utf8proc_int32_t buf[2] = {static_cast<utf8proc_int32_t>(a), static_cast<utf8proc_int32_t>(b)};
-  if (utf8proc_normalize_utf32(buf, 2, static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_STABLE)) == 1) return static_cast<char32_t>(buf[0]);
+  if (utf8proc_normalize_utf32(buf, 2, static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_STABLE)) == 1)
+    return static_cast<char32_t>(buf[0]);
   return 0;
 }
 
@@ -225,8 +247,7 @@ char32_t stable_below(bool compat, bool compose) { return compat ? 0xA0 : compos
 
 void decompose(std::string_view s, bool compat, std::vector<CharChange>& out) {
   const char32_t stable = stable_below(compat, false);
-  const utf8proc_option_t opts =
-      static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (compat ? UTF8PROC_COMPAT : 0));
+  const utf8proc_option_t opts = static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (compat ? UTF8PROC_COMPAT : 0));
   utf8proc_int32_t buf[32];
   for (size_t i = 0; i < s.size();) {
     size_t len;

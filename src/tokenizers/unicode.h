@@ -13,9 +13,7 @@
 namespace strata::tok::uni {
 
 // Length of the UTF-8 sequence that starts with `lead` (valid input only).
-inline size_t seq_len(unsigned char lead) {
-  return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-}
+inline size_t seq_len(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
 
 // Decodes the code point at s[i] of valid UTF-8; *len receives its byte length.
 inline char32_t decode(std::string_view s, size_t i, size_t* len) {
@@ -47,20 +45,23 @@ void append_utf8(std::string& out, char32_t c);
 std::string make_valid_utf8(std::string_view s);
 bool is_valid_utf8(std::string_view s);
 
-bool is_whitespace_slow(char32_t c);
+bool is_whitespace_slow(char32_t c);  // is_whitespace past ASCII
 // White_Space (Rust char::is_whitespace, regex \s)
-inline bool is_whitespace(char32_t c) { return c < 0x80 ? c == ' ' || (c >= 0x09 && c <= 0x0D) : is_whitespace_slow(c); }
+inline bool is_whitespace(char32_t c) {
+  return c < 0x80 ? c == ' ' || (c >= 0x09 && c <= 0x0D) : is_whitespace_slow(c);
+}
+
 // These four see the Unicode version of the crates HF uses for them: 8.0 for the first three
 // (unicode_categories), 9.0 for the last (unicode-normalization-alignments).
-bool is_other(char32_t c);             // Cc, Cf or Co (unicode_categories' is_other)
-bool is_punctuation(char32_t c);       // ASCII punctuation or a P* category
-bool is_mark_nonspacing(char32_t c);   // Mn
-bool is_combining_mark(char32_t c);    // Mn, Mc or Me
-bool is_letter(char32_t c);            // L*  (regex \p{L})
-bool is_number(char32_t c);            // N*  (regex \p{N}, Rust char::is_numeric)
-bool is_word_char(char32_t c);         // regex \w: alphabetic, marks, Nd, Pc, joiners
-bool is_chinese_char(char32_t c);      // the CJK blocks BertNormalizer pads with spaces
-int category(char32_t c);              // utf8proc_category_t
+bool is_other(char32_t c);            // Cc, Cf or Co (unicode_categories' is_other)
+bool is_punctuation(char32_t c);      // ASCII punctuation or a P* category
+bool is_mark_nonspacing(char32_t c);  // Mn
+bool is_combining_mark(char32_t c);   // Mn, Mc or Me
+bool is_letter(char32_t c);           // L*  (regex \p{L})
+bool is_number(char32_t c);           // N*  (regex \p{N}, Rust char::is_numeric)
+bool is_word_char(char32_t c);        // regex \w: alphabetic, marks, Nd, Pc, joiners
+bool is_chinese_char(char32_t c);     // the CJK blocks BertNormalizer pads with spaces
+int category(char32_t c);             // utf8proc_category_t
 
 // Rust char::to_lowercase: the full lowercase mapping (U+0130 is the only code point with an
 // unconditional multi-character one). Writes 1 or 2 code points, returns the count.
@@ -74,10 +75,10 @@ struct CharChange {
   int32_t change;
 };
 
-// NFD / NFKD / NFC / NFKC (Unicode 9.0 data, as HF's unicode-normalization-alignments) of a
-// valid UTF-8 string with that crate's alignment changes: a decomposition's first character replaces the
-// source character, the others are inserted; canonical reordering carries the changes along;
-// a composition adds up the changes of what it combines.
+// NFD / NFKD / NFC / NFKC of a valid UTF-8 string with Unicode 9.0 data and the alignment
+// changes of HF's unicode-normalization-alignments: a decomposition's first character replaces
+// the source character, the others are inserted; canonical reordering carries the changes
+// along; a composition adds up the changes of what it combines.
 void normalize_nf(std::string_view s, bool compat, bool compose, std::vector<CharChange>& out);
 // Quick test: true when normalize_nf would return every character unchanged.
 bool nf_is_identity(std::string_view s, bool compat, bool compose);

@@ -19,7 +19,8 @@ class WordPiece final : public Model {
     const std::string& prefix = c_.continuing_subword_prefix;
     for (const auto& [tok, id] : c_.vocab) {
       first.emplace_back(tok, id);
-      if (tok.compare(0, prefix.size(), prefix) == 0) continuation.emplace_back(std::string_view(tok).substr(prefix.size()), id);
+      if (tok.compare(0, prefix.size(), prefix) == 0)
+        continuation.emplace_back(std::string_view(tok).substr(prefix.size()), id);
     }
     first_.build(first);
     continuation_.build(continuation);
@@ -73,8 +74,6 @@ class WordPiece final : public Model {
 
 }  // namespace
 
-std::unique_ptr<Model> make_wordpiece(WordPieceConfig config) {
-  return std::make_unique<WordPiece>(std::move(config));
-}
+std::unique_ptr<Model> make_wordpiece(WordPieceConfig config) { return std::make_unique<WordPiece>(std::move(config)); }
 
 }  // namespace strata::tok

@@ -19,6 +19,7 @@ nlohmann::json TrainerState::to_json() const {
           {"epoch", epoch_float},
           {"data_position", {{"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}}},
           {"max_steps", max_steps},
+          {"global_batch_size", global_batch_size},
           {"seed", seed},
           {"best_metric", has_best ? nlohmann::json(best_metric) : nlohmann::json(nullptr)},
           {"best_model_checkpoint", has_best ? nlohmann::json(best_model_checkpoint) : nlohmann::json(nullptr)},
@@ -36,6 +37,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
     s.epoch = j.at("data_position").at("epoch").get<int64_t>();
     s.batch_in_epoch = j.at("data_position").at("batch_in_epoch").get<int64_t>();
     s.max_steps = j.at("max_steps").get<int64_t>();
+    s.global_batch_size = j.at("global_batch_size").get<int64_t>();
     s.seed = j.at("seed").get<uint64_t>();
     s.has_best = !j.at("best_metric").is_null();
     if (s.has_best) {

@@ -24,6 +24,7 @@ struct TrainerState {
   int64_t batch_in_epoch = 0;  // index of the next batch to read in that epoch
   double epoch_float = 0;      // HF's fractional epoch, for logs
   int64_t max_steps = 0;
+  int64_t global_batch_size = 0;  // per-device batch x ranks when saved: locates the data position
   uint64_t seed = 0;
   double best_metric = 0;
   bool has_best = false;

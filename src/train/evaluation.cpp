@@ -50,6 +50,27 @@ void EvalAccumulator::add(const Batch& b, const float* logits, double loss_sum, 
   }
 }
 
+std::string EvalAccumulator::serialize() const {
+  const nlohmann::json j = {{"problem", static_cast<int>(problem_)}, {"loss_sum", loss_sum_}, {"norm", norm_},
+                            {"pred", pred_}, {"label", label_}, {"value", pred_value_}, {"target", target_}};
+  const std::vector<uint8_t> packed = nlohmann::json::to_msgpack(j);
+  return std::string(packed.begin(), packed.end());
+}
+
+void EvalAccumulator::merge(const std::string& bytes) {
+  const nlohmann::json j = nlohmann::json::from_msgpack(bytes);
+  if (j["problem"].get<int>() != static_cast<int>(ProblemType::Unset)) problem_ = static_cast<ProblemType>(j["problem"].get<int>());
+  loss_sum_ += j["loss_sum"].get<double>();
+  norm_ += j["norm"].get<double>();
+  auto append = [](auto& dst, const nlohmann::json& src) {
+    for (const auto& v : src) dst.push_back(v.get<typename std::decay_t<decltype(dst)>::value_type>());
+  };
+  append(pred_, j["pred"]);
+  append(label_, j["label"]);
+  append(pred_value_, j["value"]);
+  append(target_, j["target"]);
+}
+
 nlohmann::json EvalAccumulator::metrics(const std::string& prefix) const {
   nlohmann::json out;
   const double loss = norm_ > 0 ? loss_sum_ / norm_ : 0.0;

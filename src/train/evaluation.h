@@ -19,6 +19,9 @@ class EvalAccumulator {
   // logits of the batch ([B, L] or [B*T, V]); loss_sum = the batch's summed loss, norm its label count.
   void add(const Batch& b, const float* logits, double loss_sum, double norm);
   nlohmann::json metrics(const std::string& prefix) const;
+  // What add() collected, as bytes another process can merge (distributed evaluation).
+  std::string serialize() const;
+  void merge(const std::string& bytes);
 
  private:
   const ModelConfig& cfg_;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include "io/files.h"
@@ -30,10 +31,30 @@ uint64_t dropout_seed(uint64_t seed, int64_t step, int micro) {
 
 double round_sig(double v) { return std::round(v * 1e4) / 1e4; }
 
+// Every rank's predictions to rank 0, in dataset order (each example exactly once).
+std::vector<Prediction> gather_predictions(dist::Communicator& comm, const std::vector<Prediction>& mine) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const Prediction& p : mine) j.push_back({p.index, p.logits, p.label, p.target});
+  const std::vector<uint8_t> packed = nlohmann::json::to_msgpack(j);
+  const std::vector<std::string> parts = comm.all_gather_bytes(std::string(packed.begin(), packed.end()), "predictions");
+  std::vector<Prediction> all;
+  if (comm.rank() != 0) return all;
+  for (const std::string& part : parts)
+    for (const auto& e : nlohmann::json::from_msgpack(part))
+      all.push_back({e[0].get<size_t>(), e[1].get<std::vector<float>>(), e[2].get<int32_t>(), e[3].get<std::vector<double>>()});
+  std::sort(all.begin(), all.end(), [](const Prediction& x, const Prediction& y) { return x.index < y.index; });
+  return all;
+}
+
 }  // namespace
 
-Trainer::Trainer(TrainingArguments args, std::unique_ptr<EncoderModel<float>> model, std::string tokenizer_dir)
-    : args_(std::move(args)), model_(std::move(model)), tokenizer_dir_(std::move(tokenizer_dir)) {
+Trainer::Trainer(TrainingArguments args, std::unique_ptr<EncoderModel<float>> model, std::string tokenizer_dir,
+                 dist::Communicator* comm)
+    : args_(std::move(args)), comm_(comm), model_(std::move(model)), tokenizer_dir_(std::move(tokenizer_dir)) {
+  if (comm_ && comm_->size() > 1) {
+    const auto cap = static_cast<size_t>(args_.ddp_bucket_cap_mb * 1024 * 1024 / sizeof(float));
+    reducer_ = std::make_unique<dist::GradientReducer>(*comm_, model_->grads().data(), model_->grads().size(), cap);
+  }
   OptimizerConfig oc;
   oc.name = args_.optim == "sgd" ? "sgd" : "adamw";
   oc.lr = args_.learning_rate;
@@ -52,10 +73,16 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<EncoderModel<float>> mo
   state_.seed = static_cast<uint64_t>(args_.seed);
 }
 
+double Trainer::all_sum(double v, const char* what) {
+  if (comm_ && comm_->size() > 1) comm_->all_reduce_sum(&v, 1, what);
+  return v;
+}
+
 void Trainer::log(nlohmann::json entry) {
   entry["step"] = state_.global_step;
   if (!entry.contains("epoch")) entry["epoch"] = round_sig(state_.epoch_float);
-  state_.log_history.push_back(entry);
+  state_.log_history.push_back(entry);  // every rank keeps it: any rank's state can resume
+  if (!is_main_process()) return;
   std::ofstream(fs::path(args_.output_dir) / "trainer_log.jsonl", std::ios::app) << entry.dump() << "\n";
   progress_message(entry.dump());
 }
@@ -77,6 +104,7 @@ void Trainer::resume_from(const std::string& dir) {
   if (state_.seed != static_cast<uint64_t>(args_.seed))
     fail(dir, ": the checkpoint was trained with seed ", state_.seed, ", this run has seed ", args_.seed,
          "; resuming would not reproduce the run");
+  if (!is_main_process()) return;
   // The log on disk may run past the checkpoint (the run was interrupted later): rewrite it.
   std::ofstream out(fs::path(args_.output_dir) / "trainer_log.jsonl", std::ios::trunc);
   for (const auto& e : state_.log_history) out << e.dump() << "\n";
@@ -94,20 +122,33 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
       a.max_steps > 0 ? a.max_steps : static_cast<int64_t>(std::ceil(a.num_train_epochs * steps_per_epoch));
   const LRScheduler sched(a.lr_scheduler_type, a.learning_rate,
                           warmup_steps_from(a.warmup_ratio, a.warmup_steps, max_steps), max_steps);
-  fs::create_directories(a.output_dir);
+  if (is_main_process()) fs::create_directories(a.output_dir);
   if (!a.resume_from_checkpoint.empty()) {
     resume_from(resolve_checkpoint(a.resume_from_checkpoint));
-  } else {
+  } else if (is_main_process()) {
     std::ofstream(fs::path(a.output_dir) / "trainer_log.jsonl", std::ios::trunc);
   }
   state_.max_steps = max_steps;
+  const int64_t global_batch = static_cast<int64_t>(a.per_device_train_batch_size) * world_size();
+  if (state_.global_batch_size != 0 && state_.global_batch_size != global_batch && state_.batch_in_epoch > 0) {
+    // Saved with another number of ranks: the same examples have been read; continue after them.
+    const int64_t examples = state_.batch_in_epoch * state_.global_batch_size;
+    state_.batch_in_epoch = examples / global_batch;
+    if (examples % global_batch && is_main_process())
+      progress_message(cat("warning: the checkpoint's position (", examples, " examples into epoch ", state_.epoch,
+                           ") is not a multiple of the global batch ", global_batch, "; ", examples % global_batch,
+                           " examples will be read again"));
+  }
+  state_.global_batch_size = global_batch;
 
+  if (is_main_process())
   progress_message(cat("***** Running training *****\n  Num examples = ", train_data.num_examples(),
+                       "\n  Processes = ", world_size(),
                        "\n  Num epochs = ", (max_steps + steps_per_epoch - 1) / steps_per_epoch,
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
-  Progress bar(max_steps, a.disable_tqdm);
+  Progress bar(max_steps, a.disable_tqdm || !is_main_process());
   bar.update(state_.global_step, "");
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t start_step = state_.global_step;
@@ -123,18 +164,30 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
     int n = 0;
     while (n < a.gradient_accumulation_steps && train_data.next(micro[n])) ++n;
     if (n == 0) fail("training data ended early in epoch ", state_.epoch, " at batch ", state_.batch_in_epoch);
-    double norm = 0;
-    for (int i = 0; i < n; ++i) norm += label_count(model_->config(), micro[i]);
+    // The loss is normalised by the labels of the global batch (all micro-batches, all
+    // ranks), so summing gradients over ranks gives the union batch's gradient.
+    double local_norm = 0;
+    for (int i = 0; i < n; ++i) local_norm += label_count(model_->config(), micro[i]);
+    const double norm = all_sum(local_norm, "global label count");
 
     model_->grads().zero();
     double loss = 0;
     for (int i = 0; i < n; ++i) {
-      const nn::DropoutCtx drop{true, dropout_seed(state_.seed, state_.global_step, i)};
+      const bool last = i == n - 1;
+      if (last && reducer_) reducer_->begin_step();
+      if (micro[i].B == 0) continue;  // a rank's share of a short final batch can be empty
+      // Dropout masks differ per rank: each rank's rows are different examples.
+      const nn::DropoutCtx drop{true, dropout_seed(state_.seed ^ mix64(comm_ ? comm_->rank() : 0), state_.global_step, i)};
       model_->forward(micro[i], drop, acts_);
       loss += model_->loss(micro[i], acts_, norm).loss;
-      model_->backward(micro[i], drop, acts_, a.freeze_base_model);
+      // Only the last micro-batch's backward reduces: earlier ones accumulate locally.
+      std::function<void(size_t)> hook;
+      if (last && reducer_) hook = [this](size_t offset) { reducer_->grads_final_from(offset); };
+      model_->backward(micro[i], drop, acts_, a.freeze_base_model, hook);
       tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
     }
+    if (reducer_) reducer_->finish_step();
+    loss = all_sum(loss, "training loss");
     if (!std::isfinite(loss)) {
       const auto saved = list_checkpoints(a.output_dir);
       fail("step ", state_.global_step + 1, ": the training loss is ", loss, "; stopping. ",
@@ -194,8 +247,11 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
       {"train_loss", state_.global_step > 0 ? state_.loss_total / state_.global_step : 0.0},
       {"epoch", round_sig(state_.epoch_float)},
       {"global_step", state_.global_step}};
+  if (reducer_ && reducer_->comm_seconds() > 0)
+    results["ddp_comm_hidden_fraction"] = round_sig(1.0 - reducer_->wait_seconds() / reducer_->comm_seconds());
   log(results);
-  io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.to_json().dump(2) + "\n");
+  if (is_main_process())
+    io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.to_json().dump(2) + "\n");
   return results;
 }
 
@@ -235,8 +291,12 @@ void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, bool epoch_end, bo
   if (save_now || (stop && a.save_strategy != "no")) {
     const std::string path = (fs::path(a.output_dir) / ("checkpoint-" + std::to_string(step))).string();
     if (improved) state_.best_model_checkpoint = path;
-    save_checkpoint(a.output_dir, *model_, *optimizer_, state_, tokenizer_dir_, training_arguments_json(a));
-    rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
+    // Every rank holds the same weights and optimizer state: rank 0 alone writes them.
+    if (is_main_process()) {
+      save_checkpoint(a.output_dir, *model_, *optimizer_, state_, tokenizer_dir_, training_arguments_json(a));
+      rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
+    }
+    if (comm_) comm_->barrier("checkpoint written");
   }
 }
 
@@ -247,12 +307,19 @@ nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix) {
   Batch b;
   const nn::DropoutCtx no_dropout{false, 0};
   while (data.next(b)) {
+    if (b.B == 0) continue;
     const float* logits = model_->forward(b, no_dropout, acts_);
     const double norm = label_count(model_->config(), b);
     const double loss = norm > 0 ? model_->loss(b, acts_, norm).loss : 0.0;
     acc.add(b, logits, loss * norm, norm);
   }
-  nlohmann::json out = acc.metrics(prefix);
+  EvalAccumulator all(model_->config());
+  if (comm_ && comm_->size() > 1) {  // every rank evaluated its shard: metrics of the union
+    for (const std::string& p : comm_->all_gather_bytes(acc.serialize(), "evaluation results")) all.merge(p);
+  } else {
+    all.merge(acc.serialize());
+  }
+  nlohmann::json out = all.metrics(prefix);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out[prefix + "_runtime"] = round_sig(secs);
   out[prefix + "_samples_per_second"] = round_sig(data.num_examples() / std::max(secs, 1e-9));
@@ -269,9 +336,11 @@ std::vector<Prediction> Trainer::predict(BatchStream& data) {
   if (model_->config().task != Task::SequenceClassification)
     fail("predict: writing predictions needs a sequence-classification model");
   while (data.next(b)) {
+    if (b.B == 0) continue;
     const float* logits = model_->forward(b, no_dropout, acts_);
     for (int i = 0; i < b.B; ++i) {
       Prediction p;
+      p.index = b.example_ids.empty() ? out.size() : b.example_ids[i];
       p.logits.assign(logits + static_cast<size_t>(i) * L, logits + static_cast<size_t>(i + 1) * L);
       if (!b.labels.empty()) p.label = b.labels[i];
       if (!b.float_labels.empty())
@@ -280,6 +349,7 @@ std::vector<Prediction> Trainer::predict(BatchStream& data) {
       out.push_back(std::move(p));
     }
   }
+  if (comm_ && comm_->size() > 1) out = gather_predictions(*comm_, out);
   return out;
 }
 

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dist/communicator.h"
+#include "dist/gradient_reducer.h"
 #include "models/encoder_model.h"
 #include "train/batch_stream.h"
 #include "train/checkpoint.h"
@@ -18,6 +20,7 @@
 namespace strata {
 
 struct Prediction {
+  size_t index = 0;           // the example's position in the dataset
   std::vector<float> logits;  // num_labels values
   int32_t label = -1;         // single-label target, -1 when unknown
   std::vector<double> target; // regression / multi-label targets, empty when unknown
@@ -25,16 +28,23 @@ struct Prediction {
 
 class Trainer {
  public:
-  Trainer(TrainingArguments args, std::unique_ptr<EncoderModel<float>> model, std::string tokenizer_dir);
+  // With a communicator of several ranks the Trainer runs data parallel: every rank reads its
+  // shard of each batch, gradients are summed over ranks in buckets while backward runs, the
+  // loss is normalised by the labels of the global batch, and only rank 0 writes.
+  Trainer(TrainingArguments args, std::unique_ptr<EncoderModel<float>> model, std::string tokenizer_dir,
+          dist::Communicator* comm = nullptr);
 
   // Trains per the arguments (resuming if asked); returns the train_results.json content.
   nlohmann::json train(BatchStream& train_data, BatchStream* eval_data);
   // Loss and metrics over the stream, keys prefixed ("eval_loss", "eval_f1", ...).
   nlohmann::json evaluate(BatchStream& data, const std::string& prefix = "eval");
-  // Logits (and labels, where the data has them) for every example, in dataset order.
+  // Logits (and labels, where the data has them) for every example, in dataset order (on
+  // rank 0; other ranks get an empty list).
   std::vector<Prediction> predict(BatchStream& data);
 
   EncoderModel<float>& model() { return *model_; }
+  bool is_main_process() const { return !comm_ || comm_->rank() == 0; }
+  int world_size() const { return comm_ ? comm_->size() : 1; }
   const TrainingArguments& args() const { return args_; }
   // Writes the final model (config.json with label names, weights, tokenizer files).
   void save_model(const std::string& dir) const;
@@ -46,7 +56,11 @@ class Trainer {
   void resume_from(const std::string& checkpoint);
   std::string resolve_checkpoint(const std::string& spec) const;
 
+  double all_sum(double v, const char* what);
+
   TrainingArguments args_;
+  dist::Communicator* comm_;
+  std::unique_ptr<dist::GradientReducer> reducer_;
   std::unique_ptr<EncoderModel<float>> model_;
   std::string tokenizer_dir_;
   std::unique_ptr<Optimizer<float>> optimizer_;

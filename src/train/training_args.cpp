@@ -38,7 +38,8 @@ const Field kFields[] = {
     F(logging_first_step), F(save_strategy), F(save_steps), F(save_total_limit), F(load_best_model_at_end),
     F(metric_for_best_model), F(greater_is_better), F(early_stopping_patience), F(early_stopping_threshold),
     F(freeze_base_model), F(dataloader_num_workers), F(dataloader_drop_last), F(resume_from_checkpoint),
-    F(predict_output_format), F(num_threads), F(disable_tqdm),
+    F(predict_output_format), F(num_threads), F(disable_tqdm), F(dataparallel_enabled), F(ddp_bucket_cap_mb),
+    F(ddp_timeout),
 };
 #undef F
 
@@ -112,6 +113,29 @@ void assign(TrainingArguments& a, const Field& f, const YAML::Node& v, const std
       f.member);
 }
 
+// The SageMaker Estimator's `distribution` dict: {dataparallel: {enabled: true}} (also under
+// smdistributed:, as the Hugging Face Estimator spells it). Model parallelism is not built yet.
+void read_distribution(TrainingArguments& a, const YAML::Node& d, const std::string& where) {
+  YAML::Node dist = d;
+  if (dist.IsMap() && dist["smdistributed"]) dist = dist["smdistributed"];
+  if (!dist.IsMap()) fail(where, ": distribution must be a mapping, e.g. {dataparallel: {enabled: true}}");
+  for (const auto& kv : dist) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "dataparallel") {
+      for (const auto& o : kv.second) {
+        const std::string opt = o.first.as<std::string>();
+        if (opt != "enabled") fail(where, ": distribution.dataparallel.", opt, " is not a known option (only 'enabled')");
+        if (!YAML::convert<bool>::decode(o.second, a.dataparallel_enabled))
+          fail(where, ": distribution.dataparallel.enabled expects true or false");
+      }
+    } else if (key == "modelparallel" || key == "mpi") {
+      fail(where, ": distribution.", key, " is not supported yet (data parallelism only: {dataparallel: {enabled: true}})");
+    } else {
+      fail(where, ": unknown distribution key '", key, "' (expected dataparallel)");
+    }
+  }
+}
+
 void check_one_of(const std::string& v, const char* name, std::initializer_list<const char*> allowed,
                   const std::string& src) {
   std::string list;
@@ -164,6 +188,8 @@ void validate(TrainingArguments& a, const std::string& src) {
   if (a.mlm_probability <= 0 || a.mlm_probability >= 1) fail(src, ": mlm_probability must be in (0, 1)");
   if (a.dataloader_num_workers < 0) fail(src, ": dataloader_num_workers must be >= 0");
   if (a.save_total_limit < 0) fail(src, ": save_total_limit must be >= 0");
+  if (!(a.ddp_bucket_cap_mb > 0)) fail(src, ": ddp_bucket_cap_mb must be positive");
+  if (!(a.ddp_timeout > 0)) fail(src, ": ddp_timeout must be positive (seconds)");
   if (a.logging_steps <= 0 && a.logging_strategy == "steps") fail(src, ": logging_steps must be positive");
   if (a.eval_steps <= 0) a.eval_steps = a.logging_steps;
   if (a.save_strategy == "steps" && a.save_steps <= 0) fail(src, ": save_steps must be positive");
@@ -211,6 +237,10 @@ TrainingArguments parse_training_arguments(const std::string& text, const std::s
   TrainingArguments a;
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
+    if (key == "distribution") {
+      read_distribution(a, kv.second, cat(src, " line ", kv.first.Mark().line + 1));
+      continue;
+    }
     const Field& f = find_field(key, src);
     assign(a, f, kv.second, cat(src, " line ", kv.first.Mark().line + 1));
   }

@@ -62,6 +62,10 @@ struct TrainingArguments {
   std::string predict_output_format = "csv";  // csv | jsonl
   int num_threads = 0;                        // 0: all cores
   bool disable_tqdm = false;
+  // Distribution (HF names; the SageMaker `distribution` dict sets dataparallel_enabled).
+  bool dataparallel_enabled = false;  // also on whenever the job is started as several ranks
+  double ddp_bucket_cap_mb = 25;
+  double ddp_timeout = 1800;  // seconds a collective may take before the job is aborted
 
   bool best_is_greater() const;        // resolves greater_is_better against the metric
   std::string best_metric_key() const;  // "eval_<metric>"

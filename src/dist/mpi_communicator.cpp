@@ -1,0 +1,214 @@
+// The MPI communicator: each Communicator owns a duplicate of MPI_COMM_WORLD (or of a split
+// of it), so strata's messages never match another library's, plus a second duplicate for
+// the watchdog's questions (watchdog.h). MPI calls return errors (MPI_ERRORS_RETURN) so a
+// failure is reported with the collective's name before the job stops.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <numeric>
+
+#include "dist/communicator.h"
+#include "dist/mpi_runtime.h"
+#include "dist/watchdog.h"
+#include "util/error.h"
+
+namespace strata::dist {
+namespace {
+
+using detail::Op;
+using detail::Tracker;
+
+// Marks one operation in the tracker, also when it ends in an exception.
+class Scope {
+ public:
+  Scope(Tracker& t, const Op& op, const char* what) : t_(t) { t_.begin(op, what); }
+  ~Scope() { t_.end(); }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  Tracker& t_;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Takes ownership of comm.
+  MpiCommunicator(MPI_Comm comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s), max_(detail::max_count()) {
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm side = MPI_COMM_NULL;
+    MPI_Comm_dup(comm_, &side);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    int* tag_ub = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &found);
+    tag_ub_ = found ? *tag_ub : 32767;  // the least the standard allows
+    tracker_ = std::make_unique<Tracker>(side, timeout_s);
+    detail::Watchdog::instance().add(tracker_.get());
+  }
+
+  ~MpiCommunicator() override {
+    detail::Watchdog::instance().retire(std::move(tracker_));
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&comm_);  // after the exit handler, MPI_Finalize has freed it
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void all_reduce_sum(float* data, size_t n, const char* what) override {
+    all_reduce(data, n, MPI_FLOAT, "floats", what);
+  }
+  void all_reduce_sum(double* data, size_t n, const char* what) override {
+    all_reduce(data, n, MPI_DOUBLE, "doubles", what);
+  }
+
+  void reduce_scatter_sum(const float* in, float* out, size_t n, const char* what) override {
+    Scope scope(*tracker_, {"reduce_scatter", "floats per rank", n}, what);
+    if (n <= max_) return call(MPI_Reduce_scatter_block(in, out, static_cast<int>(n), MPI_FLOAT, MPI_SUM, comm_));
+    // Rank r's slice lies at in + r * n on every rank; chunk by chunk it is reduced to r.
+    for (int r = 0; r < size_; ++r)
+      for (size_t off = 0; off < n; off += max_)
+        call(MPI_Reduce(in + static_cast<size_t>(r) * n + off, r == rank_ ? out + off : nullptr, count(n - off),
+                        MPI_FLOAT, MPI_SUM, r, comm_));
+  }
+
+  void all_gather(const float* in, float* out, size_t n, const char* what) override {
+    Scope scope(*tracker_, {"all_gather", "floats per rank", n}, what);
+    float* mine = out + static_cast<size_t>(rank_) * n;
+    if (n <= max_)
+      return call(MPI_Allgather(in == mine ? MPI_IN_PLACE : in, static_cast<int>(n), MPI_FLOAT, out,
+                                static_cast<int>(n), MPI_FLOAT, comm_));
+    if (in != mine) std::memcpy(mine, in, n * sizeof(float));
+    for (int r = 0; r < size_; ++r) bcast(out + static_cast<size_t>(r) * n, n, MPI_FLOAT, r);
+  }
+
+  std::vector<std::string> all_gather_bytes(const std::string& mine, const char* what) override {
+    Scope scope(*tracker_, {"all_gather_bytes", "bytes from this rank", mine.size()}, what);
+    const uint64_t my_size = mine.size();
+    std::vector<uint64_t> sizes(static_cast<size_t>(size_));
+    call(MPI_Allgather(&my_size, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, comm_));
+    std::vector<size_t> offsets(sizes.size() + 1, 0);
+    std::partial_sum(sizes.begin(), sizes.end(), offsets.begin() + 1);
+    std::string all(offsets.back(), '\0');
+    if (offsets.back() <= max_) {
+      std::vector<int> counts(sizes.begin(), sizes.end()), displs(offsets.begin(), offsets.end() - 1);
+      call(MPI_Allgatherv(mine.data(), static_cast<int>(my_size), MPI_BYTE, all.data(), counts.data(), displs.data(),
+                          MPI_BYTE, comm_));
+    } else {
+      all.replace(offsets[static_cast<size_t>(rank_)], mine.size(), mine);
+      for (int r = 0; r < size_; ++r)
+        bcast(all.data() + offsets[static_cast<size_t>(r)], sizes[static_cast<size_t>(r)], MPI_BYTE, r);
+    }
+    std::vector<std::string> out;
+    for (size_t r = 0; r < sizes.size(); ++r) out.push_back(all.substr(offsets[r], sizes[r]));
+    return out;
+  }
+
+  void broadcast(void* data, size_t bytes, int root, const char* what) override {
+    check_peer(root, "broadcast root");
+    Scope scope(*tracker_, {"broadcast", "bytes", bytes, root}, what);
+    bcast(static_cast<char*>(data), bytes, MPI_BYTE, root);
+  }
+
+  void send(const void* data, size_t bytes, int peer, int tag) override {
+    check_peer(peer, "send to rank");
+    check_tag(tag);
+    Scope scope(*tracker_, {"send", "bytes", bytes, peer, tag}, nullptr);
+    const char* p = static_cast<const char*>(data);
+    for (size_t off = 0; off < bytes; off += max_) call(MPI_Send(p + off, count(bytes - off), MPI_BYTE, peer, tag, comm_));
+  }
+
+  void recv(void* data, size_t bytes, int peer, int tag) override {
+    check_peer(peer, "recv from rank");
+    check_tag(tag);
+    Scope scope(*tracker_, {"recv", "bytes", bytes, peer, tag}, nullptr);
+    char* p = static_cast<char*>(data);
+    for (size_t off = 0; off < bytes; off += max_) {
+      MPI_Status status;
+      call(MPI_Recv(p + off, count(bytes - off), MPI_BYTE, peer, tag, comm_, &status));
+      int got = 0;
+      MPI_Get_count(&status, MPI_BYTE, &got);
+      STRATA_CHECK(got == count(bytes - off), "recv from rank ", peer, " (tag ", tag, ") expected ", bytes,
+                   " bytes, but the sender sent fewer");
+    }
+  }
+
+  void barrier(const char* what) override {
+    Scope scope(*tracker_, {"barrier"}, what);
+    call(MPI_Barrier(comm_));
+  }
+
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    STRATA_CHECK(color >= 0, "split: the color must be >= 0, got ", color);
+    MPI_Comm sub = MPI_COMM_NULL;
+    {
+      Scope scope(*tracker_, {"split"}, "split");
+      call(MPI_Comm_split(comm_, color, key, &sub));
+    }
+    return std::make_unique<MpiCommunicator>(sub, timeout_s_);
+  }
+
+  [[noreturn]] void abort(const std::string& why, int code) override {
+    detail::abort_job(why, code);
+  }
+
+ private:
+  int count(size_t left) const { return static_cast<int>(std::min(left, max_)); }
+
+  void call(int rc) {
+    if (rc != MPI_SUCCESS) tracker_->failed(rc);
+  }
+
+  template <typename T>
+  void all_reduce(T* data, size_t n, MPI_Datatype type, const char* unit, const char* what) {
+    Scope scope(*tracker_, {"all_reduce", unit, n}, what);
+    for (size_t off = 0; off < n; off += max_)
+      call(MPI_Allreduce(MPI_IN_PLACE, data + off, count(n - off), type, MPI_SUM, comm_));
+  }
+
+  template <typename T>
+  void bcast(T* data, size_t n, MPI_Datatype type, int root) {
+    for (size_t off = 0; off < n; off += max_) call(MPI_Bcast(data + off, count(n - off), type, root, comm_));
+  }
+
+  void check_peer(int peer, const char* role) const {
+    STRATA_CHECK(peer >= 0 && peer < size_, role, " ", peer, " is not a rank of this communicator (size ", size_, ")");
+  }
+  void check_tag(int tag) const {
+    STRATA_CHECK(tag >= 0 && tag <= tag_ub_, "message tag ", tag, " is not between 0 and MPI_TAG_UB=", tag_ub_);
+  }
+
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1, tag_ub_ = 32767;
+  double timeout_s_;
+  size_t max_;
+  std::unique_ptr<Tracker> tracker_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_mpi_communicator(double timeout_s) {
+  STRATA_CHECK(std::isfinite(timeout_s) && timeout_s > 0,
+               "the collective timeout (ddp_timeout) must be a positive number of seconds, got ", timeout_s);
+  const Layout layout = detect_layout();
+  detail::init_mpi();
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // A launcher that started N processes without wiring up MPI (srun without PMI support,
+  // torchrun) leaves N independent one-process jobs; each would train alone.
+  if (layout.source != "single process" && layout.world_size != size)
+    fail(layout.source, " started this process as rank ", layout.rank, " of ", layout.world_size, ", but MPI sees ",
+         size, size == 1 ? " process" : " processes",
+         ": start the job with mpirun (or srun with an MPI plug-in the MPI library supports)");
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  return std::make_unique<MpiCommunicator>(comm, timeout_s);
+}
+
+}  // namespace strata::dist

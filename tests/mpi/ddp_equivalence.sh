@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Data parallelism reproduces the single process: 2 and 4 ranks with per-device batch b
+# against 1 rank with batch 2b / 4b, same global batches, 10 steps, no dropout. Checks the
+# logged losses of every step, the final parameters, and distributed evaluation on a
+# validation set whose size (7) no world size divides; and a checkpoint saved by 2 ranks
+# resumed on 4 ranks and on 1 rank ends where the uninterrupted run ends.
+#   ddp_equivalence.sh STRATA_BINARY SOURCE_DIR
+set -euo pipefail
+STRATA=${1:?usage: ddp_equivalence.sh STRATA_BINARY SOURCE_DIR}
+SRC=${2:?}
+WORK=$(mktemp -d)
+trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
+echo "work dir: $WORK"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+
+mkdir -p "$WORK/model"
+cat > "$WORK/model/config.json" <<'JSON'
+{"model_type": "bert", "architectures": ["BertForSequenceClassification"], "vocab_size": 8000,
+ "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+ "max_position_embeddings": 64, "pad_token_id": 3, "hidden_dropout_prob": 0.0,
+ "attention_probs_dropout_prob": 0.0}
+JSON
+python3 - "$WORK" <<'PY'
+import sys, random
+work = sys.argv[1]
+random.seed(0)
+words = "win money now click free offer meeting notes monday lunch project report cash prize".split()
+def rows(n):
+    out = []
+    for i in range(n):
+        spam = i % 3 == 0
+        k = random.randint(3, 12)
+        text = " ".join(random.choice(words[:7] if spam else words[7:]) for _ in range(k))
+        out.append((text, "spam" if spam else "ham"))
+    return out
+for name, n in (("train", 96), ("val", 7)):
+    with open(f"{work}/{name}.csv", "w") as f:
+        f.write("text,label\n")
+        for t, l in rows(n):
+            f.write(f'"{t}",{l}\n')
+PY
+
+run() {  # name, ranks, per-device batch
+  local name=$1 ranks=$2 batch=$3
+  cat > "$WORK/$name.yaml" <<YAML
+model_name_or_path: $WORK/model
+tokenizer_name: $SRC/examples/spam/bert-small
+train_file: $WORK/train.csv
+validation_file: $WORK/val.csv
+output_dir: $WORK/$name
+max_seq_length: 16
+per_device_train_batch_size: $batch
+per_device_eval_batch_size: 2
+max_steps: 10
+logging_steps: 1
+learning_rate: 3.0e-3
+warmup_steps: 2
+eval_strategy: steps
+eval_steps: 5
+save_strategy: "no"
+num_threads: 1
+seed: 7
+YAML
+  if [[ $ranks == 1 ]]; then
+    "$STRATA" train "$WORK/$name.yaml" > "$WORK/$name.log" 2>&1
+  else
+    mpirun --oversubscribe -np "$ranks" "$STRATA" train "$WORK/$name.yaml" > "$WORK/$name.log" 2>&1
+  fi || { echo "FAILED: $name"; tail -20 "$WORK/$name.log"; exit 1; }
+}
+run single 1 8
+run ddp2 2 4
+run ddp4 4 2
+# A checkpoint saved by 2 ranks resumes on 4 ranks (same global batch) and on 1 rank.
+sed -i 's/save_strategy: "no"/save_strategy: steps\nsave_steps: 5/' "$WORK/ddp2.yaml"
+mkdir -p "$WORK/resumed4" "$WORK/resumed1"
+mpirun --oversubscribe -np 2 "$STRATA" train "$WORK/ddp2.yaml" --set overwrite_output_dir=true > "$WORK/ddp2b.log" 2>&1
+cp -r "$WORK/ddp2/checkpoint-5" "$WORK/resumed4/" && cp -r "$WORK/ddp2/checkpoint-5" "$WORK/resumed1/"
+mpirun --oversubscribe -np 4 "$STRATA" train "$WORK/ddp4.yaml" --set output_dir="$WORK/resumed4" \
+    --set resume_from_checkpoint=latest > "$WORK/resumed4.log" 2>&1 || { tail -20 "$WORK/resumed4.log"; exit 1; }
+"$STRATA" train "$WORK/single.yaml" --set output_dir="$WORK/resumed1" --set resume_from_checkpoint=latest \
+    > "$WORK/resumed1.log" 2>&1 || { tail -20 "$WORK/resumed1.log"; exit 1; }
+
+python3 - "$WORK" <<'PY'
+import json, struct, sys
+work = sys.argv[1]
+def log(name):
+    rows = [json.loads(l) for l in open(f"{work}/{name}/trainer_log.jsonl")]
+    return [r["loss"] for r in rows if "loss" in r], [r for r in rows if "eval_loss" in r]
+def weights(name):
+    b = open(f"{work}/{name}/model.safetensors", "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n]); data = b[8 + n:]
+    out = {}
+    for k, v in h.items():
+        if k == "__metadata__": continue
+        s, e = v["data_offsets"]
+        out[k] = struct.unpack(f"<{(e - s) // 4}f", data[s:e])
+    return out
+ref_loss, ref_eval = log("single")
+ref_w = weights("single")
+scale = max(abs(x) for t in ref_w.values() for x in t)
+ok = True
+for name in ("ddp2", "ddp4", "resumed4", "resumed1"):
+    loss, ev = log(name)
+    w = weights(name)
+    dl = max(abs(a - b) for a, b in zip(loss, ref_loss))
+    dw = max(abs(a - b) for k in ref_w for a, b in zip(w[k], ref_w[k])) / scale
+    de = max(abs(a[k] - b[k]) for a, b in zip(ev, ref_eval) for k in a if k.startswith("eval_") and "runtime" not in k and "per_second" not in k)
+    resumed = name.startswith("resumed")  # the log holds the checkpoint's history, then the rest
+    good = len(loss) == len(ref_loss) == 10 and dl <= 2e-4 and dw <= 1e-5 and de <= 1e-5 and len(ev) == len(ref_eval) == 2
+    ok &= good
+    print(f"{name}: {len(loss)} logged losses, max |loss - single| {dl:.2e} (logged to 4 decimals); "
+          f"max |param - single| / max |param| {dw:.2e}; max eval metric diff {de:.2e} -> {'ok' if good else 'MISMATCH'}")
+print("single losses:", ref_loss)
+sys.exit(0 if ok else 1)
+PY
