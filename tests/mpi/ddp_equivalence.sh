@@ -3,7 +3,8 @@
 # against 1 rank with batch 2b / 4b, same global batches, 10 steps, no dropout. Checks the
 # logged losses of every step, the final parameters, and distributed evaluation on a
 # validation set whose size (7) no world size divides; and a checkpoint saved by 2 ranks
-# resumed on 4 ranks and on 1 rank ends where the uninterrupted run ends.
+# resumed on 4 ranks and on 1 rank ends where the uninterrupted run ends; ranks started with
+# different configurations are refused.
 #   ddp_equivalence.sh STRATA_BINARY SOURCE_DIR
 set -euo pipefail
 STRATA=${1:?usage: ddp_equivalence.sh STRATA_BINARY SOURCE_DIR}
@@ -79,6 +80,16 @@ mpirun --oversubscribe -np 4 "$STRATA" train "$WORK/ddp4.yaml" --set output_dir=
     --set resume_from_checkpoint=latest > "$WORK/resumed4.log" 2>&1 || { tail -20 "$WORK/resumed4.log"; exit 1; }
 "$STRATA" train "$WORK/single.yaml" --set output_dir="$WORK/resumed1" --set resume_from_checkpoint=latest \
     > "$WORK/resumed1.log" 2>&1 || { tail -20 "$WORK/resumed1.log"; exit 1; }
+
+# Ranks started with different configurations are refused at start, on every rank.
+if mpirun --oversubscribe -np 1 "$STRATA" train "$WORK/ddp2.yaml" --set output_dir="$WORK/mismatch" : \
+     -np 1 "$STRATA" train "$WORK/ddp2.yaml" --set output_dir="$WORK/mismatch" --set learning_rate=0.1 \
+     > "$WORK/mismatch.log" 2>&1; then
+  echo "FAILED: ranks with different learning rates were not refused"; exit 1
+fi
+grep -q "configuration differs across ranks: rank 1 has a different configuration or model files than rank 0" \
+  "$WORK/mismatch.log" || { echo "FAILED: no mismatch diagnostic"; tail -20 "$WORK/mismatch.log"; exit 1; }
+echo "mismatch: refused with 'configuration differs across ranks' -> ok"
 
 python3 - "$WORK" <<'PY'
 import json, struct, sys
