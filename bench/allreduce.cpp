@@ -122,7 +122,8 @@ double median(std::vector<double> v) {
 }
 
 // Medians of `reps` alternating timed calls of a and b, after `warmup` calls of each.
-std::pair<double, double> compare(const std::function<void()>& a, const std::function<void()>& b, int reps, int warmup) {
+std::pair<double, double> compare(const std::function<void()>& a, const std::function<void()>& b, int reps,
+                                  int warmup) {
   for (int i = 0; i < warmup; ++i) {
     a();
     b();

@@ -100,9 +100,9 @@ Layout read(const Source& s) {
 }  // namespace
 
 std::string Layout::describe() const {
-  if (world_size == 1 && source == "single process") return "single process";
-  return cat("rank ", rank, " of ", world_size, " (local rank ", local_rank, " of ", local_world_size, " on this node; ",
-             source, ")");
+  if (source == "single process") return source;
+  return cat("rank ", rank, " of ", world_size, " (local rank ", local_rank, " of ", local_world_size,
+             " on this node; ", source, ")");
 }
 
 // The launcher's own rank variable selects it: mpirun inside a Slurm allocation sets both

@@ -121,7 +121,8 @@ class MpiCommunicator final : public Communicator {
     check_tag(tag);
     Scope scope(*tracker_, {"send", "bytes", bytes, peer, tag}, nullptr);
     const char* p = static_cast<const char*>(data);
-    for (size_t off = 0; off < bytes; off += max_) call(MPI_Send(p + off, count(bytes - off), MPI_BYTE, peer, tag, comm_));
+    for (size_t off = 0; off < bytes; off += max_)
+      call(MPI_Send(p + off, count(bytes - off), MPI_BYTE, peer, tag, comm_));
   }
 
   void recv(void* data, size_t bytes, int peer, int tag) override {

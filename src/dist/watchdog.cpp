@@ -127,8 +127,8 @@ std::string Tracker::describe(const State& s) const {
   }
   if (s.busy) {
     const bool send = std::strcmp(s.op.kind, "send") == 0;
-    return cat(s.op.kind, " of ", s.op.count, " ", plural("bytes", s.op.count), send ? " to" : " from", " rank ", world_rank(s.op.peer),
-               " (tag ", s.op.tag, ")");
+    return cat(s.op.kind, " of ", s.op.count, " ", plural("bytes", s.op.count), send ? " to" : " from", " rank ",
+               world_rank(s.op.peer), " (tag ", s.op.tag, ")");
   }
   if (s.retired) return cat("done with this communicator (destroyed it after collective #", s.seq, ")");
   if (s.seq == 0) return "before its first collective";

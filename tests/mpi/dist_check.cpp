@@ -81,7 +81,8 @@ void check_all_gather(Communicator& c) {
   c.all_gather(in.data(), out.data(), per, "all_gather");
   std::vector<float> expected(out.size());
   for (int q = 0; q < n; ++q)
-    for (size_t i = 0; i < per; ++i) expected[static_cast<size_t>(q) * per + i] = static_cast<float>(q * 100 + static_cast<int>(i));
+    for (size_t i = 0; i < per; ++i)
+      expected[static_cast<size_t>(q) * per + i] = static_cast<float>(q * 100 + static_cast<int>(i));
   expect(out == expected, "all_gather", r);
   // In place: this rank's block already sits in the output.
   std::vector<float> inplace(out.size(), -1.0f);
