@@ -34,8 +34,8 @@ fi
 CONFIG=bench/dp/distilbert_spam.yaml
 BATCH=32
 SEQ=128
-WORK=$(mktemp -d /tmp/strata_dp.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+WORK=out/bench_dp/logs   # timestamped output of each run kept here
+mkdir -p "$WORK"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 measure() {  # LOGFILE -> "steps ms_per_step"

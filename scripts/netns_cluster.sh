@@ -91,7 +91,8 @@ for ns in $(hosts) "$SW"; do
 done
 
 WORK=$(mktemp -d /tmp/strata_netns.XXXXXX)
-if [[ $KEEP == 0 ]]; then trap teardown EXIT; trap 'exit 130' INT TERM; fi
+if [[ $KEEP == 0 ]]; then trap teardown EXIT; else trap 'rm -rf "$WORK"' EXIT; fi
+trap 'exit 130' INT TERM
 
 # --- the cluster -----------------------------------------------------------------------------
 ip netns add "$SW"

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 #include <stdlib.h>  // on_exit (glibc)
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -20,6 +21,7 @@ namespace {
 int g_world_rank = 0;
 size_t g_max_count = INT_MAX;
 MPI_Comm g_exit_comm = MPI_COMM_NULL;  // for the barrier of a clean exit
+pid_t g_pid = 0;                       // a forked child inherits the exit handler, not MPI
 
 const char* thread_level_name(int level) {
   switch (level) {
@@ -37,6 +39,7 @@ const char* thread_level_name(int level) {
 // others in a non-blocking barrier while its watchdog still answers ("exiting"), so a rank
 // that leaves early is reported as such by the others' timeout instead of as silent.
 void at_exit(int status, void*) {
+  if (getpid() != g_pid) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
@@ -85,6 +88,7 @@ void init_mpi() {
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);
     MPI_Comm_dup(MPI_COMM_WORLD, &g_exit_comm);
+    g_pid = getpid();
     on_exit(at_exit, nullptr);
   });
 }
