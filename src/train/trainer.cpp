@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -248,7 +249,9 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
       {"epoch", round_sig(state_.epoch_float)},
       {"global_step", state_.global_step}};
   if (reducer_ && reducer_->comm_seconds() > 0)
-    results["ddp_comm_hidden_fraction"] = round_sig(1.0 - reducer_->wait_seconds() / reducer_->comm_seconds());
+    // Waiting also covers thread hand-over, so on tiny models it can exceed the all-reduce time.
+    results["ddp_comm_hidden_fraction"] =
+        round_sig(std::clamp(1.0 - reducer_->wait_seconds() / reducer_->comm_seconds(), 0.0, 1.0));
   log(results);
   if (is_main_process())
     io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.to_json().dump(2) + "\n");
