@@ -239,12 +239,14 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
     load_weights(*model_, state_.best_model_checkpoint);
   }
   const int64_t steps_run = state_.global_step - start_step;
+  // Throughput of the whole job (all ranks), as HF reports it.
+  const double all_tokens = all_sum(static_cast<double>(tokens), "token count");
   nlohmann::json results = {
       {"train_runtime", round_sig(secs)},
-      {"train_samples_per_second", round_sig(steps_run * a.per_device_train_batch_size *
-                                             a.gradient_accumulation_steps / std::max(secs, 1e-9))},
+      {"train_samples_per_second", round_sig(static_cast<double>(steps_run) * a.per_device_train_batch_size *
+                                             a.gradient_accumulation_steps * world_size() / std::max(secs, 1e-9))},
       {"train_steps_per_second", round_sig(steps_run / std::max(secs, 1e-9))},
-      {"train_tokens_per_second", round_sig(tokens / std::max(secs, 1e-9))},
+      {"train_tokens_per_second", round_sig(all_tokens / std::max(secs, 1e-9))},
       {"train_loss", state_.global_step > 0 ? state_.loss_total / state_.global_step : 0.0},
       {"epoch", round_sig(state_.epoch_float)},
       {"global_step", state_.global_step}};
