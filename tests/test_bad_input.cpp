@@ -25,17 +25,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using test::ScratchDir;
 
-// Runs `f`, which must throw strata::Error whose message contains every one of `parts`.
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-    return;
-  }
-  ADD_FAILURE() << "no strata::Error thrown";
-}
+using test::expect_error;
 
 void expect_load_error(const std::string& dir, const std::vector<std::string>& parts) {
   expect_error([&] { load_pretrained<float>(dir); }, parts);

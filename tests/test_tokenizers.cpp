@@ -324,16 +324,7 @@ TEST(TokenizerInvalidUtf8, ReplacedByReplacementCharacter) {
 
 // ------------------------------------------------------------------ errors
 
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-    return;
-  }
-  ADD_FAILURE() << "no strata::Error thrown";
-}
+using test::expect_error;
 
 json small_wordpiece() {
   return json::parse(R"({

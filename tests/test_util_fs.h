@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
+
+#include "util/error.h"
 
 namespace strata::test {
 
@@ -84,6 +87,18 @@ inline CommandResult run_strata(const std::vector<std::string>& args, const Scra
   fs::remove(out);
   fs::remove(err);
   return r;
+}
+
+// Runs `f`, which must throw strata::Error whose message contains every one of `parts`.
+inline void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+    return;
+  }
+  ADD_FAILURE() << "no strata::Error thrown";
 }
 
 }  // namespace strata::test
