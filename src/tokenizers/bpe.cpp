@@ -136,12 +136,12 @@ class FlatMap {
   size_t size_ = 0;
 };
 
-class Bpe final : public Model {
+class Bpe final : public VocabModel {
  public:
-  Bpe(BpeConfig c, const std::string& where) : c_(std::move(c)), reverse_(c_.vocab) {
+  Bpe(BpeConfig c, const std::string& where) : VocabModel(std::move(c.vocab)), c_(std::move(c)) {
     const size_t prefix_len = c_.continuing_subword_prefix ? c_.continuing_subword_prefix->size() : 0;
     merges_.reserve(c_.merges.size());
-    for (const auto& [tok, id] : c_.vocab) {
+    for (const auto& [tok, id] : vocab_) {
       if (tok.empty()) continue;
       size_t len;
       const char32_t c = uni::decode(tok, 0, &len);
@@ -158,13 +158,13 @@ class Bpe final : public Model {
     c_.merges.clear();
     c_.merges.shrink_to_fit();
     if (c_.unk_token) {
-      if (auto it = c_.vocab.find(*c_.unk_token); it != c_.vocab.end()) unk_id_ = it->second;
+      if (auto it = vocab_.find(*c_.unk_token); it != vocab_.end()) unk_id_ = it->second;
     }
     if (c_.byte_fallback) {
       for (int b = 0; b < 256; ++b) {
         char name[8];
         std::snprintf(name, sizeof name, "<0x%02X>", b);
-        if (auto it = c_.vocab.find(std::string_view(name)); it != c_.vocab.end()) byte_ids_[b] = it->second;
+        if (auto it = vocab_.find(std::string_view(name)); it != vocab_.end()) byte_ids_[b] = it->second;
       }
     }
   }
@@ -172,7 +172,7 @@ class Bpe final : public Model {
   void tokenize(std::string_view text, std::vector<Token>& out) const override {
     if (text.empty()) return;
     if (c_.ignore_merges) {
-      if (auto it = c_.vocab.find(text); it != c_.vocab.end()) {
+      if (auto it = vocab_.find(text); it != vocab_.end()) {
         out.push_back({it->second, it->first, 0, static_cast<uint32_t>(text.size())});
         return;
       }
@@ -190,13 +190,6 @@ class Bpe final : public Model {
     }
   }
 
-  std::optional<int32_t> token_to_id(std::string_view token) const override {
-    auto it = c_.vocab.find(token);
-    return it == c_.vocab.end() ? std::nullopt : std::optional<int32_t>(it->second);
-  }
-  const std::string* id_to_token(int32_t id) const override { return reverse_.find(id); }
-  size_t vocab_size() const override { return c_.vocab.size(); }
-
  private:
   struct MergeTarget {
     uint32_t rank;
@@ -208,8 +201,8 @@ class Bpe final : public Model {
   }
 
   int32_t id_in_vocab(const std::string& tok, const std::string& where) const {
-    auto it = c_.vocab.find(tok);
-    if (it == c_.vocab.end()) fail(where, ".merges: token '", tok, "' of a merge is not in the vocabulary");
+    auto it = vocab_.find(tok);
+    if (it == vocab_.end()) fail(where, ".merges: token '", tok, "' of a merge is not in the vocabulary");
     return it->second;
   }
 
@@ -247,7 +240,7 @@ class Bpe final : public Model {
       std::optional<int32_t> id;
       if (s.size() == len) {  // no prefix / suffix: a single-character token
         if (const int32_t* t = char_ids_.find(c)) id = *t;
-      } else if (auto it = c_.vocab.find(s); it != c_.vocab.end()) {
+      } else if (auto it = vocab_.find(s); it != vocab_.end()) {
         id = it->second;
       }
       if (id) {
@@ -322,7 +315,6 @@ class Bpe final : public Model {
   }
 
   BpeConfig c_;
-  ReverseVocab reverse_;
   FlatMap<MergeTarget> merges_;
   FlatMap<int32_t> char_ids_;  // single-character tokens: code point -> id
   std::optional<int32_t> unk_id_;

@@ -51,6 +51,23 @@ class ReverseVocab {
   std::vector<bool> present_;
 };
 
+// A model over a string -> id vocabulary (WordPiece, BPE): owns it and answers the
+// vocabulary half of the Model interface for both.
+class VocabModel : public Model {
+ public:
+  std::optional<int32_t> token_to_id(std::string_view token) const override {
+    auto it = vocab_.find(token);
+    return it == vocab_.end() ? std::nullopt : std::optional<int32_t>(it->second);
+  }
+  const std::string* id_to_token(int32_t id) const override { return reverse_.find(id); }
+  size_t vocab_size() const override { return vocab_.size(); }
+
+ protected:
+  explicit VocabModel(Vocab vocab) : vocab_(std::move(vocab)), reverse_(vocab_) {}
+  const Vocab vocab_;
+  const ReverseVocab reverse_;
+};
+
 struct WordPieceConfig {
   Vocab vocab;
   std::string unk_token = "[UNK]";

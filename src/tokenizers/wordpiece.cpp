@@ -11,13 +11,13 @@ namespace strata::tok {
 
 namespace {
 
-class WordPiece final : public Model {
+class WordPiece final : public VocabModel {
  public:
-  explicit WordPiece(WordPieceConfig c) : c_(std::move(c)), reverse_(c_.vocab) {
-    if (auto it = c_.vocab.find(c_.unk_token); it != c_.vocab.end()) unk_id_ = it->second;
+  explicit WordPiece(WordPieceConfig c) : VocabModel(std::move(c.vocab)), c_(std::move(c)) {
+    if (auto it = vocab_.find(c_.unk_token); it != vocab_.end()) unk_id_ = it->second;
     std::vector<std::pair<std::string_view, int32_t>> first, continuation;
     const std::string& prefix = c_.continuing_subword_prefix;
-    for (const auto& [tok, id] : c_.vocab) {
+    for (const auto& [tok, id] : vocab_) {
       first.emplace_back(tok, id);
       if (tok.compare(0, prefix.size(), prefix) == 0)
         continuation.emplace_back(std::string_view(tok).substr(prefix.size()), id);
@@ -53,13 +53,6 @@ class WordPiece final : public Model {
     }
   }
 
-  std::optional<int32_t> token_to_id(std::string_view token) const override {
-    auto it = c_.vocab.find(token);
-    return it == c_.vocab.end() ? std::nullopt : std::optional<int32_t>(it->second);
-  }
-  const std::string* id_to_token(int32_t id) const override { return reverse_.find(id); }
-  size_t vocab_size() const override { return c_.vocab.size(); }
-
  private:
   Token unk(size_t len) const {
     if (!unk_id_) fail("WordPiece: the unk token '", c_.unk_token, "' is not in the vocabulary");
@@ -67,7 +60,6 @@ class WordPiece final : public Model {
   }
 
   WordPieceConfig c_;
-  ReverseVocab reverse_;
   ByteTrie first_, continuation_;  // all entries; the prefixed ones without their prefix
   std::optional<int32_t> unk_id_;
 };
