@@ -318,13 +318,14 @@ nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix) {
     const double loss = norm > 0 ? model_->loss(b, acts_, norm).loss : 0.0;
     acc.add(b, logits, loss * norm, norm);
   }
-  EvalAccumulator all(model_->config());
+  nlohmann::json out;
   if (comm_ && comm_->size() > 1) {  // every rank evaluated its shard: metrics of the union
+    EvalAccumulator all(model_->config());
     for (const std::string& p : comm_->all_gather_bytes(acc.serialize(), "evaluation results")) all.merge(p);
+    out = all.metrics(prefix);
   } else {
-    all.merge(acc.serialize());
+    out = acc.metrics(prefix);
   }
-  nlohmann::json out = all.metrics(prefix);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out[prefix + "_runtime"] = round_sig(secs);
   out[prefix + "_samples_per_second"] = round_sig(data.num_examples() / std::max(secs, 1e-9));
