@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/batch_json.h"
+#include "models/batch_json.h"
 #include "io/files.h"
 #include "io/safetensors.h"
 #include "models/config.h"
@@ -128,7 +128,7 @@ class BadInputBatch : public ::testing::Test {
     const ModelConfig cfg = load_model_config(test::fixture(model));
     std::vector<std::string> all = parts;
     all.push_back(path);
-    expect_error([&] { data::read_batch_json(path, cfg); }, all);
+    expect_error([&] { read_batch_json(path, cfg); }, all);
   }
   ScratchDir scratch_;
 };
@@ -144,7 +144,7 @@ json good_batch() {
 TEST_F(BadInputBatch, TheBaselineBatchIsValid) {
   const std::string path = scratch_.path("batch.json");
   test::write_text(path, good_batch().dump());
-  EXPECT_NO_THROW(data::read_batch_json(path, load_model_config(test::fixture("bert-seq-cls"))));
+  EXPECT_NO_THROW(read_batch_json(path, load_model_config(test::fixture("bert-seq-cls"))));
 }
 
 TEST_F(BadInputBatch, TokenIdAtOrAboveVocabularySize) {

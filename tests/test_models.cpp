@@ -18,11 +18,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/batch_json.h"
+#include "models/batch_json.h"
 #include "io/files.h"
 #include "io/safetensors.h"
 #include "kernels/ops.h"
-#include "models/batch.h"
+#include "models/batch_checks.h"
 #include "models/config.h"
 #include "models/encoder_model.h"
 #include "models/pretrained.h"
@@ -576,7 +576,7 @@ TEST(ModelsCli, StepWritesLossLogitsAndEveryGradient) {
   for (const std::string name : {"bert-seq-cls", "roberta-masked-lm", "distilbert-seq-cls-multilabel"}) {
     const std::string dir = test::fixture(name), batch_path = test::fixture(name + ".inputs.json");
     const ModelConfig cfg = load_model_config(dir);
-    const Batch batch = data::read_batch_json(batch_path, cfg);
+    const Batch batch = read_batch_json(batch_path, cfg);
     const EncoderModel<float> shape_only(cfg);
     const io::SafetensorsFile ref(test::fixture(name + ".ref.safetensors"));
     double ref_loss;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "data/batch_json.h"
+#include "models/batch_json.h"
 #include "cli/commands.h"
 #include "io/safetensors.h"
 #include "models/pretrained.h"
@@ -22,7 +22,7 @@ int run_step(const Args& a) {
   LoadReport report;
   auto model = load_pretrained<T>(dir, &report);
   print_load_report(report, dir);
-  const Batch batch = data::read_batch_json(batch_path, model->config());
+  const Batch batch = read_batch_json(batch_path, model->config());
   if (batch.labels.empty() && batch.float_labels.empty())
     fail(batch_path, ": 'labels' is missing; strata step needs labels to compute a loss and gradients");
 

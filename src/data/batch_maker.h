@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-#include "models/batch.h"
+#include "core/batch.h"
 
 namespace strata::data {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "data/text_encoder.h"
-#include "models/batch.h"
+#include "core/batch.h"
 
 namespace strata::data {
 

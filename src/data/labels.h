@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "data/raw_label.h"
-#include "models/config.h"
+#include "core/problem_type.h"
 
 namespace strata::data {
 

@@ -18,7 +18,7 @@
 
 #include "data/batch_maker.h"
 #include "data/sampler.h"
-#include "train/batch_stream.h"
+#include "core/batch_stream.h"
 
 namespace strata::data {
 

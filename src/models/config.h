@@ -7,13 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/problem_type.h"
 #include "kernels/ops.h"
 
 namespace strata {
 
 enum class Family { Bert, Roberta, DistilBert };
 enum class Task { Base, SequenceClassification, MaskedLM };
-enum class ProblemType { Unset, SingleLabel, MultiLabel, Regression };
 
 struct ModelConfig {
   std::string model_type;  // "bert" | "roberta" | "distilbert"

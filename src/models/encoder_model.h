@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "models/batch.h"
+#include "models/batch_checks.h"
 #include "models/config.h"
 #include "models/param_table.h"
 #include "nn/embeddings.h"

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/batch.h"
+#include "models/batch_checks.h"
 #include "models/config.h"
 
 namespace strata {

@@ -12,7 +12,7 @@
 #include "dist/communicator.h"
 #include "dist/gradient_reducer.h"
 #include "models/encoder_model.h"
-#include "train/batch_stream.h"
+#include "core/batch_stream.h"
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
 #include "train/training_args.h"

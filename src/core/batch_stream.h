@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "models/batch.h"
+#include "core/batch.h"
 
 namespace strata {
 

@@ -1,11 +1,11 @@
-#include "data/batch_json.h"
+#include "models/batch_json.h"
 
 #include <cstdint>
 
 #include "io/files.h"
 #include "util/error.h"
 
-namespace strata::data {
+namespace strata {
 
 namespace {
 
@@ -95,4 +95,4 @@ Batch read_batch_json(const std::string& path, const ModelConfig& cfg) {
   return b;
 }
 
-}  // namespace strata::data
+}  // namespace strata

@@ -1,4 +1,4 @@
-#include "models/batch.h"
+#include "models/batch_checks.h"
 
 #include "util/error.h"
 

@@ -3,10 +3,10 @@
 #pragma once
 #include <string>
 
-#include "models/batch.h"
+#include "models/batch_checks.h"
 
-namespace strata::data {
+namespace strata {
 
 Batch read_batch_json(const std::string& path, const ModelConfig& cfg);
 
-}  // namespace strata::data
+}  // namespace strata
