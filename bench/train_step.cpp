@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "kernels/ops.h"
-#include "models/encoder_model.h"
+#include "models/registry.h"
 #include "train/optimizer.h"
 #include "util/rng.h"
 
@@ -72,7 +72,7 @@ ModelConfig make_config(const Config& c) {
   return parse_model_config(j, "bench config");
 }
 
-double step_flops(const EncoderModel<float>& m, const Config& c) {
+double step_flops(const Model<float>& m, const Config& c) {
   size_t emb = 0;
   for (const auto& e : m.table().entries())
     if (e.name.find("word_embeddings") != std::string::npos || e.name.find("position_embeddings") != std::string::npos ||
@@ -84,7 +84,8 @@ double step_flops(const EncoderModel<float>& m, const Config& c) {
 }
 
 Result run_config(const Config& c, int steps, int warmup) {
-  EncoderModel<float> model(make_config(c));
+  const std::unique_ptr<Model<float>> owned = make_model<float>(make_config(c));
+  Model<float>& model = *owned;
   model.init_weights(0);
   Batch b;
   b.B = c.batch;
@@ -100,7 +101,7 @@ Result run_config(const Config& c, int steps, int warmup) {
   oc.lr = 5e-5;
   oc.weight_decay = 0.01;
   Optimizer<float> opt(oc, model.table());
-  Activations<float> acts;
+  const std::unique_ptr<ModelState> acts = model.new_state();
   std::vector<double> ms, fwd, bwd, upd;
   double loss = 0;
   auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
@@ -108,10 +109,10 @@ Result run_config(const Config& c, int steps, int warmup) {
     const auto t0 = Clock::now();
     const nn::DropoutCtx drop{true, mix64(static_cast<uint64_t>(s))};
     model.grads().zero();
-    model.forward(b, drop, acts);
-    loss = model.loss(b, acts).loss;
+    model.forward(b, drop, *acts);
+    loss = model.loss(b, *acts).loss;
     const auto t1 = Clock::now();
-    model.backward(b, drop, acts);
+    model.backward(b, drop, *acts);
     const auto t2 = Clock::now();
     opt.step(model.params().data(), model.grads().data(), oc.lr);
     if (s < warmup) continue;

@@ -24,7 +24,7 @@
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/config.h"
-#include "models/encoder_model.h"
+#include "models/bert/encoder_model.h"
 #include "models/pretrained.h"
 #include "test_util_fs.h"
 #include "train/optimizer.h"
@@ -36,6 +36,7 @@ namespace {
 using nlohmann::json;
 using test::ScratchDir;
 
+enum class Family { Bert, Roberta, DistilBert };  // the encoder model_types under test
 constexpr Family kAllFamilies[] = {Family::Bert, Family::Roberta, Family::DistilBert};
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -157,7 +158,7 @@ void perturb(EncoderModel<T>& m, uint64_t seed, double scale) {
 
 // Fills m.grads() with d(loss)/d(params); returns the loss.
 template <typename T>
-double compute_gradients(EncoderModel<T>& m, const Batch& b, const nn::DropoutCtx& drop, Activations<T>& acts) {
+double compute_gradients(EncoderModel<T>& m, const Batch& b, const nn::DropoutCtx& drop, EncoderState<T>& acts) {
   m.forward(b, drop, acts);
   const double loss = m.loss(b, acts).loss;
   m.grads().zero();
@@ -200,7 +201,7 @@ std::vector<size_t> sample_indices(size_t numel, std::mt19937_64& rng) {
 }
 
 double central_difference(EncoderModel<double>& m, const Batch& b, const nn::DropoutCtx& drop,
-                          Activations<double>& acts, size_t index) {
+                          EncoderState<double>& acts, size_t index) {
   double& p = m.params()[index];
   const double saved = p;
   auto loss_at = [&](double v) {
@@ -215,7 +216,7 @@ double central_difference(EncoderModel<double>& m, const Batch& b, const nn::Dro
 }
 
 void expect_gradients_match_finite_differences(EncoderModel<double>& m, const Batch& b, const nn::DropoutCtx& drop) {
-  Activations<double> acts;
+  EncoderState<double> acts;
   const double noise = fd_noise(compute_gradients(m, b, drop, acts));
   const std::vector<double> analytic(m.grads().data(), m.grads().data() + m.table().total());
   std::mt19937_64 rng(2024);
@@ -273,7 +274,7 @@ TEST_P(ModelsGradCheck, EveryParameterMatchesCentralDifferences) {
   m.init_weights(7);
   perturb(m, 8, 0.05);
   const Batch b = make_batch(c, 2, 6, 9);
-  if (c.family == Family::Bert) {
+  if (c.model_type == "bert") {
     ASSERT_NE(std::count(b.token_type_ids.begin(), b.token_type_ids.end(), 1), 0);  // token types are exercised
   }
   expect_gradients_match_finite_differences(m, b, nn::DropoutCtx{false, 0});
@@ -303,7 +304,7 @@ TEST(ModelsDropoutGradCheck, BertWithAllDropoutsMatchesCentralDifferences) {
   const nn::DropoutCtx drop{true, 1234};
 
   // Dropout must actually change the computation, or this test would repeat the one above.
-  Activations<double> acts;
+  EncoderState<double> acts;
   m.forward(b, nn::DropoutCtx{false, 0}, acts);
   const double loss_eval = m.loss(b, acts).loss;
   m.forward(b, drop, acts);
@@ -348,7 +349,7 @@ TEST(ModelsTiedWeights, MaskedLMDecoderIsTheWordEmbedding) {
       if (std::find(b.input_ids.begin(), b.input_ids.end(), v) == b.input_ids.end() && v != c.pad_token_id)
         unused_rows.push_back(v);
     ASSERT_EQ(unused_rows.size(), 3u);
-    Activations<double> acts;
+    EncoderState<double> acts;
     const double noise = fd_noise(compute_gradients(m, b, nn::DropoutCtx{false, 0}, acts));
     const ParamEntry& word = m.table().at(expected[k][0].second);
     for (int row : unused_rows) {
@@ -377,7 +378,7 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 }
 
 template <typename T>
-std::vector<std::string> param_names(const EncoderModel<T>& m) {
+std::vector<std::string> param_names(const Model<T>& m) {
   std::vector<std::string> names;
   for (const ParamEntry& e : m.table().entries()) names.push_back(e.name);
   return names;
@@ -409,7 +410,7 @@ TEST(ModelsPretrained, SaveLoadRoundTripIsBitExact) {
       EXPECT_TRUE(report.unexpected.empty()) << joined(report.unexpected);
       ASSERT_EQ(param_names(*loaded), param_names(m));
       EXPECT_TRUE(same_bytes(loaded->params().data(), m.params().data(), m.table().total()));
-      EXPECT_EQ(loaded->config().family, f);
+      EXPECT_EQ(loaded->config().model_type, family_tag(f));
       EXPECT_EQ(loaded->config().task, t);
 
       const json saved = io::read_json_file(dir + "/config.json");
@@ -531,7 +532,7 @@ StepResult train_step(const ModelConfig& c, const Batch& b, int threads) {
   EncoderModel<float> m(c);
   m.init_weights(61);
   const nn::DropoutCtx drop{true, 62};
-  Activations<float> acts;
+  EncoderState<float> acts;
   m.forward(b, drop, acts);
   StepResult r;
   r.loss = m.loss(b, acts).loss;

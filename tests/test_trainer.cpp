@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "models/pretrained.h"
+#include "models/registry.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/rng.h"
@@ -28,8 +29,8 @@ ModelConfig tiny_config(double dropout) {
   return parse_model_config(j, "tiny");
 }
 
-std::unique_ptr<EncoderModel<float>> tiny_model(double dropout, uint64_t init_seed = 7) {
-  auto m = std::make_unique<EncoderModel<float>>(tiny_config(dropout));
+std::unique_ptr<Model<float>> tiny_model(double dropout, uint64_t init_seed = 7) {
+  auto m = make_model<float>(tiny_config(dropout));
   m->init_weights(init_seed);
   return m;
 }
@@ -185,7 +186,8 @@ TEST_F(TrainerTest, NonFiniteLossStopsNamingTheStepAndTheLastGoodCheckpoint) {
     EXPECT_NE(msg.find("checkpoint-"), std::string::npos) << msg;
   }
   for (const auto& c : list_checkpoints((dir_ / "out").string())) {
-    EncoderModel<float> m(tiny_config(0.0));
+    const std::unique_ptr<Model<float>> owned = make_model<float>(tiny_config(0.0));
+    Model<float>& m = *owned;
     load_weights(m, c);
     for (size_t i = 0; i < m.params().size(); ++i) ASSERT_TRUE(std::isfinite(m.params()[i])) << c;
   }

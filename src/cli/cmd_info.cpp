@@ -3,8 +3,8 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "models/encoder_model.h"
 #include "models/memory_estimate.h"
+#include "models/registry.h"
 #include "util/error.h"
 
 namespace strata::cli {
@@ -20,11 +20,11 @@ int cmd_info(int argc, char** argv) {
   const ModelConfig cfg = load_model_config(dir);
   const int B = a.int_or("batch", 32), T = a.int_or("seq", 128);
   if (B <= 0 || T <= 0) fail("strata info: --batch and --seq must be positive");
-  // The parameter table is built without allocating the model.
-  const EncoderModel<float> shape_only(cfg);
-  const size_t n = shape_only.table().total();
+  // The flat buffers are reserved, never touched: the table costs no memory of note.
+  const std::unique_ptr<Model<float>> shape_only = make_model<float>(cfg);
+  const size_t n = shape_only->table().total();
   size_t embedding = 0;
-  for (const auto& e : shape_only.table().entries())
+  for (const auto& e : shape_only->table().entries())
     if (e.name.find("embeddings.") != std::string::npos) embedding += e.numel;
 
   std::printf("model          %s\n", dir.c_str());
@@ -37,7 +37,7 @@ int cmd_info(int argc, char** argv) {
                 cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));
   std::printf("parameters     %zu (%.2fM; %.2fM in embeddings, %.2fM in the rest)\n", n, n / 1e6, embedding / 1e6,
               (n - embedding) / 1e6);
-  const MemoryEstimate m = estimate_training_memory(cfg, n, B, T);
+  const MemoryEstimate m = estimate_training_memory(*shape_only, B, T);
   std::printf("training memory, fp32 + AdamW, batch %d x seq %d:\n", B, T);
   std::printf("  parameters       %9.1f MiB\n", mib(m.parameters));
   std::printf("  gradients        %9.1f MiB\n", mib(m.gradients));

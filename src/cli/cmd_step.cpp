@@ -23,24 +23,23 @@ int run_step(const Args& a) {
   auto model = load_pretrained<T>(dir, &report);
   print_load_report(report, dir);
   const Batch batch = read_batch_json(batch_path, model->config());
-  if (batch.labels.empty() && batch.float_labels.empty())
-    fail(batch_path, ": 'labels' is missing; strata step needs labels to compute a loss and gradients");
+  const bool qa = model->config().task == Task::QuestionAnswering;
+  if (qa ? batch.start_positions.empty() : batch.labels.empty() && batch.float_labels.empty())
+    fail(batch_path, ": '", qa ? "start_positions" : "labels",
+         "' is missing; strata step needs targets to compute a loss and gradients");
 
-  Activations<T> acts;
+  const std::unique_ptr<ModelState> state = model->new_state();
   const nn::DropoutCtx no_dropout{false, 0};
-  model->forward(batch, no_dropout, acts);
-  const LossResult loss = model->loss(batch, acts);
+  model->forward(batch, no_dropout, *state);
+  const LossResult loss = model->loss(batch, *state);
   model->grads().zero();
-  model->backward(batch, no_dropout, acts);
+  model->backward(batch, no_dropout, *state);
 
   const ParamTable& table = model->table();
   const DType dt = dtype_of<T>();
   const T loss_value = static_cast<T>(loss.loss);
-  std::vector<int64_t> logits_shape = {batch.B, model->config().num_labels};
-  const T* logits = model->config().task == Task::MaskedLM ? acts.masked_lm.logits.data() : acts.classifier.logits.data();
-  if (model->config().task == Task::MaskedLM) logits_shape = {batch.B, batch.T, model->config().vocab_size};
-
-  std::vector<io::TensorToWrite> tensors = {{"loss", dt, {}, &loss_value}, {"logits", dt, logits_shape, logits}};
+  std::vector<io::TensorToWrite> tensors = {{"loss", dt, {}, &loss_value}};
+  for (const HeadOutput<T>& o : model->head_outputs(batch, *state)) tensors.push_back({o.name, dt, o.shape, o.data});
   for (const ParamEntry& e : table.entries())
     tensors.push_back({"grad." + e.name, dt, e.shape, model->grads().data() + e.offset});
 

@@ -18,6 +18,7 @@
 #include "io/files.h"
 #include "kernels/ops.h"
 #include "models/pretrained.h"
+#include "models/registry.h"
 #include "tokenizers/tokenizer.h"
 #include "train/predictions.h"
 #include "train/progress.h"
@@ -39,7 +40,7 @@ struct Job {
   std::unique_ptr<tok::Tokenizer> tokenizer;
   std::shared_ptr<data::TokenizerEncoder> encoder;
   data::Datasets data;
-  std::unique_ptr<EncoderModel<float>> model;
+  std::unique_ptr<Model<float>> model;
 };
 
 ProblemType problem_from(const std::string& s) {
@@ -153,7 +154,7 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& comm, cons
     if (mode != Mode::Train) fail(a.model_name_or_path, ": no model.safetensors to ", mode == Mode::Evaluate ? "evaluate" : "predict with");
     progress_message(cat(a.model_name_or_path, " has no weights: initialising a new ", cfg.architecture(),
                          " from its config.json (seed ", a.seed, ")"));
-    job.model = std::make_unique<EncoderModel<float>>(cfg);
+    job.model = make_model<float>(cfg);
     job.model->init_weights(static_cast<uint64_t>(a.seed));
   }
   return job;

@@ -15,8 +15,7 @@ void check_batch(const ModelConfig& c, const Batch& b, const std::string& src) {
   if (b.B <= 0 || b.T <= 0) fail(src, ": empty batch");
   if (b.input_ids.size() != n || b.attention_mask.size() != n || b.token_type_ids.size() != n)
     fail(src, ": input_ids, attention_mask and token_type_ids must all be [", b.B, " x ", b.T, "]");
-  const int max_t = c.family == Family::Roberta ? c.max_position_embeddings - c.pad_token_id - 1
-                                                 : c.max_position_embeddings;
+  const int max_t = c.max_position_embeddings - (c.position_offset > 0 ? c.position_offset : 0);
   if (b.T > max_t)
     fail(src, ": sequence length ", b.T, " exceeds the model's ", max_t, " positions (max_position_embeddings ",
          c.max_position_embeddings, ")");
@@ -32,13 +31,28 @@ void check_batch(const ModelConfig& c, const Batch& b, const std::string& src) {
       fail(src, ": token_type_ids[", row, "][", col, "] = ", b.token_type_ids[i], "; expected 0..", types - 1,
            c.type_vocab_size == 0 ? " (this model has no token types)" : "");
   }
-  if (c.task == Task::MaskedLM) {
+  if (per_token_labels(c.task)) {
+    const bool tags = c.task == Task::TokenClassification;
+    const int classes = tags ? c.num_labels : c.vocab_size;
+    if (c.task == Task::PreTraining && !b.sentence_order_label.empty()) {
+      if (b.sentence_order_label.size() != static_cast<size_t>(b.B))
+        fail(src, ": sentence_order_label must hold one 0/1 value per row (", b.B, ")");
+      for (int i = 0; i < b.B; ++i)
+        if (b.sentence_order_label[i] != 0 && b.sentence_order_label[i] != 1 && b.sentence_order_label[i] != -100)
+          fail(src, ": sentence_order_label[", i, "] = ", b.sentence_order_label[i], "; expected 0 or 1");
+    }
     if (b.labels.empty()) return;
-    if (b.labels.size() != n) fail(src, ": masked-LM labels must be [", b.B, " x ", b.T, "] token ids or -100");
+    if (b.labels.size() != n)
+      fail(src, ": ", task_name(c.task), " labels must be [", b.B, " x ", b.T, "] ", tags ? "tag" : "token",
+           " ids or -100");
     for (size_t i = 0; i < n; ++i)
-      if (b.labels[i] != -100 && (b.labels[i] < 0 || b.labels[i] >= c.vocab_size))
-        fail(src, ": labels[", i / b.T, "][", i % b.T, "] = ", b.labels[i], " is neither -100 nor a token id < ",
-             c.vocab_size);
+      if (b.labels[i] != -100 && (b.labels[i] < 0 || b.labels[i] >= classes))
+        fail(src, ": labels[", i / b.T, "][", i % b.T, "] = ", b.labels[i], " is neither -100 nor a ",
+             tags ? "tag" : "token", " id < ", classes);
+  } else if (c.task == Task::QuestionAnswering) {
+    if (b.start_positions.empty() && b.end_positions.empty()) return;
+    if (b.start_positions.size() != static_cast<size_t>(b.B) || b.end_positions.size() != static_cast<size_t>(b.B))
+      fail(src, ": question answering needs start_positions and end_positions, one per row (", b.B, ")");
   } else if (c.task == Task::SequenceClassification) {
     if (b.labels.empty() && b.float_labels.empty()) return;
     switch (resolve_problem_type(c, b)) {
@@ -61,7 +75,17 @@ void check_batch(const ModelConfig& c, const Batch& b, const std::string& src) {
 }
 
 double label_count(const ModelConfig& c, const Batch& b) {
-  if (c.task == Task::MaskedLM || resolve_problem_type(c, b) == ProblemType::SingleLabel) {
+  if (c.task == Task::QuestionAnswering) {  // rows whose start is inside the sequence (HF ignores position T)
+    double n = 0;
+    for (int32_t p : b.start_positions) n += p < b.T;
+    return n;
+  }
+  if (c.task == Task::CausalLM) {  // labels are shifted: position 0 of each row is never a target
+    double n = 0;
+    for (size_t i = 0; i < b.labels.size(); ++i) n += (i % b.T) != 0 && b.labels[i] != -100;
+    return n;
+  }
+  if (per_token_labels(c.task) || resolve_problem_type(c, b) == ProblemType::SingleLabel) {
     double n = 0;
     for (int32_t l : b.labels) n += l != -100;
     return n;

@@ -1,6 +1,8 @@
 #include "models/batch_json.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 
 #include "io/files.h"
 #include "util/error.h"
@@ -55,14 +57,31 @@ void flatten_numbers(const nlohmann::json& j, const std::string& src, std::vecto
   }
 }
 
+// An optional list of one integer per row (answer positions, sentence-order labels).
+std::vector<int32_t> int_list(const nlohmann::json& j, const char* key, const std::string& src, int rows) {
+  std::vector<int32_t> out;
+  if (!j.contains(key)) return out;
+  const auto& l = j[key];
+  if (!l.is_array() || l.size() != static_cast<size_t>(rows))
+    fail(src, ": '", key, "' must be a list of ", rows, " integers, one per row");
+  for (const auto& v : l) {
+    if (!is_int32(v)) fail(src, ": '", key, "' holds ", v.dump(), "; expected integers");
+    out.push_back(v.get<int32_t>());
+  }
+  return out;
+}
+
 }  // namespace
 
 Batch read_batch_json(const std::string& path, const ModelConfig& cfg) {
   const nlohmann::json j = io::read_json_file(path);
   if (!j.is_object()) fail(path, ": expected a JSON object with input_ids, attention_mask, ...");
+  static const char* const kKeys[] = {"input_ids",       "attention_mask", "token_type_ids",      "labels",
+                                      "start_positions", "end_positions",  "sentence_order_label"};
   for (const auto& [k, v] : j.items())
-    if (k != "input_ids" && k != "attention_mask" && k != "token_type_ids" && k != "labels")
-      fail(path, ": unknown key '", k, "' (expected input_ids, attention_mask, token_type_ids, labels)");
+    if (std::find(std::begin(kKeys), std::end(kKeys), k) == std::end(kKeys))
+      fail(path, ": unknown key '", k, "' (expected input_ids, attention_mask, token_type_ids, labels, "
+           "start_positions, end_positions, sentence_order_label)");
   if (!j.contains("input_ids")) fail(path, ": 'input_ids' is missing");
   Batch b;
   b.input_ids = int_matrix(j["input_ids"], "input_ids", path, &b.B, &b.T);
@@ -73,7 +92,7 @@ Batch read_batch_json(const std::string& path, const ModelConfig& cfg) {
                                                   : std::vector<int32_t>(n, 0);
   if (j.contains("labels")) {
     const auto& l = j["labels"];
-    if (cfg.task == Task::MaskedLM) {
+    if (per_token_labels(cfg.task)) {
       b.labels = same_shape(l, "labels", path, b.B, b.T);
     } else {
       const bool nested = l.is_array() && !l.empty() && l[0].is_array();
@@ -91,6 +110,9 @@ Batch read_batch_json(const std::string& path, const ModelConfig& cfg) {
       }
     }
   }
+  b.start_positions = int_list(j, "start_positions", path, b.B);
+  b.end_positions = int_list(j, "end_positions", path, b.B);
+  b.sentence_order_label = int_list(j, "sentence_order_label", path, b.B);
   check_batch(cfg, b, path);
   return b;
 }

@@ -1,5 +1,6 @@
-// BATCH.json for `strata step`: {"input_ids": [[...]], "attention_mask": [[...]],
-// "token_type_ids": [[...]] (optional), "labels": [...] or [[...]] (optional)}.
+// BATCH.json for `strata step`: {"input_ids": [[...]], "attention_mask": [[...]], optional
+// "token_type_ids": [[...]], "labels": [...] or [[...]], "start_positions" / "end_positions":
+// [...] (question answering), "sentence_order_label": [...] (ALBERT pretraining)}.
 #pragma once
 #include <string>
 

@@ -4,97 +4,28 @@
 #include <filesystem>
 
 #include "io/files.h"
+#include "models/architecture.h"
 #include "util/error.h"
 
 namespace strata {
 
 namespace {
 
-struct FamilyInfo {
-  const char* model_type;
-  Family family;
-  const char* class_prefix;  // "Bert" -> BertForMaskedLM
-  const char* base_prefix;
-};
-constexpr FamilyInfo kFamilies[] = {
-    {"bert", Family::Bert, "Bert", "bert."},
-    {"roberta", Family::Roberta, "Roberta", "roberta."},
-    {"distilbert", Family::DistilBert, "DistilBert", "distilbert."},
-};
+constexpr Task kAllTasks[] = {Task::Base,      Task::SequenceClassification, Task::MaskedLM,
+                              Task::CausalLM,  Task::QuestionAnswering,      Task::TokenClassification,
+                              Task::PreTraining};
 
-const FamilyInfo& info(Family f) {
-  for (const auto& i : kFamilies)
-    if (i.family == f) return i;
-  return kFamilies[0];
-}
-
-struct TaskSuffix {
-  Task task;
-  const char* suffix;
-};
-constexpr TaskSuffix kTaskSuffixes[] = {
-    {Task::Base, "Model"},
-    {Task::SequenceClassification, "ForSequenceClassification"},
-    {Task::MaskedLM, "ForMaskedLM"},
-};
-
-// Typed field access with errors that name the file and field.
-class Fields {
- public:
-  Fields(const nlohmann::json& j, const std::string& source, const std::string& model_type)
-      : j_(j), src_(source), type_(model_type) {}
-
-  int required_int(const char* key) const {
-    const auto* v = get(key);
-    if (!v) fail(src_, ": field '", key, "' is missing (model_type '", type_, "' needs it)");
-    if (!v->is_number_integer() || v->get<long long>() <= 0 || v->get<long long>() > INT32_MAX)
-      fail(src_, ": field '", key, "' must be a positive integer below 2^31, got ", v->dump());
-    return v->get<int>();
-  }
-  int int_or(const char* key, int dflt) const {
-    const auto* v = get(key);
-    if (!v || v->is_null()) return dflt;
-    if (!v->is_number_integer() || v->get<long long>() < INT32_MIN || v->get<long long>() > INT32_MAX)
-      fail(src_, ": field '", key, "' must be a 32-bit integer, got ", v->dump());
-    return v->get<int>();
-  }
-  double num_or(const char* key, double dflt) const {
-    const auto* v = get(key);
-    if (!v || v->is_null()) return dflt;
-    if (!v->is_number()) fail(src_, ": field '", key, "' must be a number, got ", v->dump());
-    return v->get<double>();
-  }
-  std::string str_or(const char* key, const std::string& dflt) const {
-    const auto* v = get(key);
-    if (!v || v->is_null()) return dflt;
-    if (!v->is_string()) fail(src_, ": field '", key, "' must be a string, got ", v->dump());
-    return v->get<std::string>();
-  }
-  bool bool_or(const char* key, bool dflt) const {
-    const auto* v = get(key);
-    if (!v || v->is_null()) return dflt;
-    if (!v->is_boolean()) fail(src_, ": field '", key, "' must be true or false, got ", v->dump());
-    return v->get<bool>();
-  }
-
- private:
-  const nlohmann::json* get(const char* key) const {
-    auto it = j_.find(key);
-    return it == j_.end() ? nullptr : &*it;
-  }
-  const nlohmann::json& j_;
-  const std::string& src_;
-  const std::string& type_;
-};
-
-Task task_from_architectures(const nlohmann::json& j, const FamilyInfo& fi, const std::string& src) {
+Task task_from_architectures(const nlohmann::json& j, const Architecture& a, const std::string& src) {
   auto it = j.find("architectures");
   if (it == j.end() || !it->is_array() || it->empty()) return Task::Base;
   const std::string arch = (*it)[0].is_string() ? (*it)[0].get<std::string>() : "";
-  for (const auto& ts : kTaskSuffixes)
-    if (arch == std::string(fi.class_prefix) + ts.suffix) return ts.task;
-  fail(src, ": architectures[0] is '", arch, "'; strata supports ", fi.class_prefix, "Model, ",
-       fi.class_prefix, "ForSequenceClassification and ", fi.class_prefix, "ForMaskedLM");
+  std::string known;
+  for (const auto& [task, suffix] : a.classes) {
+    const std::string name = std::string(a.class_prefix) + suffix;
+    if (arch == name) return task;
+    known += (known.empty() ? "" : ", ") + name;
+  }
+  fail(src, ": architectures[0] is '", arch, "'; strata supports ", known);
 }
 
 int count_labels(const nlohmann::json& j, const std::string& src) {
@@ -131,12 +62,20 @@ const char* task_name(Task t) {
     case Task::Base: return "base";
     case Task::SequenceClassification: return "sequence-classification";
     case Task::MaskedLM: return "masked-lm";
+    case Task::CausalLM: return "causal-lm";
+    case Task::QuestionAnswering: return "question-answering";
+    case Task::TokenClassification: return "token-classification";
+    case Task::PreTraining: return "pretraining";
   }
   return "";
 }
 
+bool per_token_labels(Task t) {
+  return t == Task::MaskedLM || t == Task::CausalLM || t == Task::TokenClassification || t == Task::PreTraining;
+}
+
 bool parse_task(const std::string& s, Task* out) {
-  for (Task t : {Task::Base, Task::SequenceClassification, Task::MaskedLM})
+  for (Task t : kAllTasks)
     if (s == task_name(t)) {
       *out = t;
       return true;
@@ -145,12 +84,15 @@ bool parse_task(const std::string& s, Task* out) {
 }
 
 std::string ModelConfig::architecture() const {
-  for (const auto& ts : kTaskSuffixes)
-    if (ts.task == task) return std::string(info(family).class_prefix) + ts.suffix;
-  return "";
+  const Architecture* a = find_architecture(model_type);
+  const char* suffix = a ? a->class_suffix(task) : nullptr;
+  return suffix ? std::string(a->class_prefix) + suffix : "";
 }
 
-std::string ModelConfig::base_prefix() const { return info(family).base_prefix; }
+std::string ModelConfig::base_prefix() const {
+  const Architecture* a = find_architecture(model_type);
+  return a ? a->base_prefix : "";
+}
 
 nlohmann::json ModelConfig::to_json() const {
   nlohmann::json j = raw;
@@ -190,60 +132,29 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src, 
   if (mt == j.end() || !mt->is_string()) fail(src, ": field 'model_type' is missing or not a string");
   ModelConfig c;
   c.model_type = mt->get<std::string>();
-  const FamilyInfo* fi = nullptr;
-  for (const auto& i : kFamilies)
-    if (c.model_type == i.model_type) fi = &i;
-  if (!fi) fail(src, ": model_type '", c.model_type, "' is not supported; expected one of bert, roberta, distilbert");
-  c.family = fi->family;
-  c.task = task_override ? *task_override : task_from_architectures(j, *fi, src);
+  const Architecture* arch = find_architecture(c.model_type);
+  if (!arch) {
+    std::string known;
+    for (const Architecture* a : all_architectures()) known += (known.empty() ? "" : ", ") + std::string(a->model_type);
+    fail(src, ": model_type '", c.model_type, "' is not supported; expected one of ", known);
+  }
+  c.task = task_override ? *task_override : task_from_architectures(j, *arch, src);
+  if (!arch->class_suffix(c.task))
+    fail(src, ": model_type '", c.model_type, "' has no ", task_name(c.task), " head in strata");
   c.raw = j;
 
-  const Fields f(j, src, c.model_type);
+  const ConfigFields f(j, src, c.model_type);
   c.vocab_size = f.required_int("vocab_size");
-  c.max_position_embeddings = f.required_int("max_position_embeddings");
   c.initializer_range = f.num_or("initializer_range", 0.02);
-  if (c.family == Family::DistilBert) {
-    c.hidden_size = f.required_int("dim");
-    c.num_layers = f.required_int("n_layers");
-    c.num_heads = f.required_int("n_heads");
-    c.intermediate_size = f.required_int("hidden_dim");
-    c.hidden_act = f.str_or("activation", "gelu");
-    c.hidden_dropout = static_cast<float>(f.num_or("dropout", 0.1));
-    c.attention_dropout = static_cast<float>(f.num_or("attention_dropout", 0.1));
-    c.classifier_dropout = static_cast<float>(f.num_or("seq_classif_dropout", 0.2));
-    c.type_vocab_size = 0;
-    c.layer_norm_eps = 1e-12;  // hard-coded in HF's DistilBERT
-    c.pad_token_id = f.int_or("pad_token_id", 0);
-    if (f.bool_or("sinusoidal_pos_embds", false))
-      fail(src, ": sinusoidal_pos_embds = true is not supported (learned position embeddings only)");
-  } else {
-    c.hidden_size = f.required_int("hidden_size");
-    c.num_layers = f.required_int("num_hidden_layers");
-    c.num_heads = f.required_int("num_attention_heads");
-    c.intermediate_size = f.required_int("intermediate_size");
-    c.hidden_act = f.str_or("hidden_act", "gelu");
-    c.hidden_dropout = static_cast<float>(f.num_or("hidden_dropout_prob", 0.1));
-    c.attention_dropout = static_cast<float>(f.num_or("attention_probs_dropout_prob", 0.1));
-    c.classifier_dropout = static_cast<float>(f.num_or("classifier_dropout", c.hidden_dropout));
-    c.type_vocab_size = f.int_or("type_vocab_size", 2);
-    c.layer_norm_eps = f.num_or("layer_norm_eps", 1e-12);
-    c.pad_token_id = f.int_or("pad_token_id", c.family == Family::Roberta ? 1 : 0);
-    const std::string pe = f.str_or("position_embedding_type", "absolute");
-    if (pe != "absolute")
-      fail(src, ": position_embedding_type '", pe, "' is not supported (only 'absolute')");
-    if (f.bool_or("is_decoder", false) || f.bool_or("add_cross_attention", false))
-      fail(src, ": decoder / cross-attention configurations are not supported (is_decoder must be false)");
-    if (c.type_vocab_size < 1) fail(src, ": field 'type_vocab_size' must be >= 1");
-  }
+  arch->parse(f, c);
+  if (c.embedding_size == 0) c.embedding_size = c.hidden_size;
   if (!kernels::parse_activation(c.hidden_act.c_str(), &c.act))
     fail(src, ": activation '", c.hidden_act,
          "' is not supported; expected gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish or tanh");
   if (c.hidden_size % c.num_heads != 0)
     fail(src, ": hidden size ", c.hidden_size, " is not divisible by the number of heads ", c.num_heads);
-  if (c.pad_token_id < 0 || c.pad_token_id >= c.vocab_size)
+  if (c.pad_token_id < -1 || c.pad_token_id >= c.vocab_size)
     fail(src, ": pad_token_id ", c.pad_token_id, " is outside the vocabulary [0, ", c.vocab_size, ")");
-  if (c.family == Family::Roberta && c.max_position_embeddings <= c.pad_token_id + 1)
-    fail(src, ": max_position_embeddings must exceed pad_token_id + 1 for RoBERTa position ids");
   c.num_labels = count_labels(j, src);
   c.problem_type = parse_problem_type(f.str_or("problem_type", ""), src);
   return c;

@@ -1,6 +1,7 @@
-// A model's config.json, read with the field names of its HF model_type and normalised to
-// one set of names. The original JSON is kept so that saving writes back every field HF
-// wrote (plus what strata changed), and HF's from_pretrained reads it unchanged.
+// A model's config.json, read with the field names of its HF model_type (each architecture
+// parses its own, see architecture.h) and normalised to one set of names. The original JSON
+// is kept so that saving writes back every field HF wrote (plus what strata changed), and
+// HF's from_pretrained reads it unchanged.
 #pragma once
 #include <string>
 #include <vector>
@@ -12,29 +13,44 @@
 
 namespace strata {
 
-enum class Family { Bert, Roberta, DistilBert };
-enum class Task { Base, SequenceClassification, MaskedLM };
+// The task heads, as HF's AutoModelFor* classes name them.
+enum class Task {
+  Base,
+  SequenceClassification,
+  MaskedLM,
+  CausalLM,
+  QuestionAnswering,
+  TokenClassification,
+  PreTraining  // ALBERT: masked LM + sentence-order prediction
+};
 
 struct ModelConfig {
-  std::string model_type;  // "bert" | "roberta" | "distilbert"
-  Family family;
-  Task task;
-  int vocab_size, hidden_size, num_layers, num_heads, intermediate_size;
-  int max_position_embeddings, type_vocab_size;  // type_vocab_size 0: no token types
-  int pad_token_id;
-  double layer_norm_eps;
+  std::string model_type;  // HF model_type: "bert", "roberta", "distilbert", ...
+  Task task = Task::Base;
+  int vocab_size = 0, hidden_size = 0, num_layers = 0, num_heads = 0, intermediate_size = 0;
+  int max_position_embeddings = 0;
+  int type_vocab_size = 0;  // 0: no token types
+  // First position id of a sequence: RoBERTa counts positions from pad_token_id + 1.
+  int position_offset = 0;
+  int pad_token_id = 0;  // -1: none (GPT-2 without pad_token_id)
+  double layer_norm_eps = 1e-12;
   std::string hidden_act;
-  kernels::Activation act;
-  float hidden_dropout, attention_dropout, classifier_dropout;
-  double initializer_range;
-  int num_labels;
-  ProblemType problem_type;
+  kernels::Activation act = kernels::Activation::GeluErf;
+  float hidden_dropout = 0, attention_dropout = 0, classifier_dropout = 0;
+  double initializer_range = 0.02;
+  int num_labels = 2;
+  ProblemType problem_type = ProblemType::Unset;
+  // ---- fields some architectures have ----
+  int embedding_size = 0;  // ALBERT's factorised embedding width (= hidden_size elsewhere)
+  int num_hidden_groups = 1, inner_group_num = 1;  // ALBERT's shared layer groups
+  float embedding_dropout = 0;                     // GPT-2 embd_pdrop (BERT family: hidden_dropout)
+  bool scale_attn_weights = true;                  // GPT-2: divide scores by sqrt(head size)
   nlohmann::json raw;
 
   int head_size() const { return hidden_size / num_heads; }
-  // HF class name for this family and task, e.g. "BertForSequenceClassification".
+  // HF class name for this model_type and task, e.g. "BertForSequenceClassification".
   std::string architecture() const;
-  // The name prefix of the base model's parameters inside a task model ("bert.", "roberta.", "distilbert.").
+  // The name prefix of the base model's parameters inside a task model ("bert.", "roberta.", ...).
   std::string base_prefix() const;
   nlohmann::json to_json() const;  // raw, with architectures / problem_type brought up to date
   // Sets num_labels and HF's id2label / label2id (written into config.json on save).
@@ -50,7 +66,11 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
 ModelConfig load_model_config(const std::string& dir, const Task* task_override = nullptr);
 
 const char* problem_type_name(ProblemType p);  // HF spelling, "" for Unset
-const char* task_name(Task t);                 // "base" | "sequence-classification" | "masked-lm"
+// "base" | "sequence-classification" | "masked-lm" | "causal-lm" | "question-answering" |
+// "token-classification" | "pretraining"
+const char* task_name(Task t);
 bool parse_task(const std::string& s, Task* out);
+// Whether the task's labels are one per position ([B*T]) rather than one per sequence.
+bool per_token_labels(Task t);
 
 }  // namespace strata

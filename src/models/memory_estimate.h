@@ -1,10 +1,10 @@
-// Training memory of an EncoderModel step, counted from the buffers the code allocates
-// (see EncoderLayerSaved, Activations): parameters, gradients, optimizer state, saved
-// activations and backward scratch, for a batch of B sequences of length T.
+// Training memory of one step, counted from the buffers the code allocates: parameters,
+// gradients, optimizer state, and the saved activations and backward scratch the model
+// reports for a batch of B sequences of length T (Model::activation_values / scratch_values).
 #pragma once
 #include <cstddef>
 
-#include "models/config.h"
+#include "models/model.h"
 
 namespace strata {
 
@@ -13,7 +13,7 @@ struct MemoryEstimate {
   size_t total() const { return parameters + gradients + optimizer_state + activations + scratch; }
 };
 
-MemoryEstimate estimate_training_memory(const ModelConfig& c, size_t num_params, int B, int T,
-                                        size_t bytes_per_value = 4, int optimizer_states = 2);
+MemoryEstimate estimate_training_memory(const Model<float>& model, int B, int T, size_t bytes_per_value = 4,
+                                        int optimizer_states = 2);
 
 }  // namespace strata

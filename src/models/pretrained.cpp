@@ -7,6 +7,7 @@
 
 #include "io/files.h"
 #include "io/safetensors.h"
+#include "models/registry.h"
 #include "util/error.h"
 
 namespace strata {
@@ -39,7 +40,7 @@ std::map<std::string, std::string> map_checkpoint_names(const std::vector<std::s
 // Fills every parameter of `model` found in DIR's safetensors; the rest are initialised and
 // listed as missing.
 template <typename T>
-LoadReport fill_from_checkpoint(EncoderModel<T>& model, const std::string& dir, uint64_t init_seed) {
+LoadReport fill_from_checkpoint(Model<T>& model, const std::string& dir, uint64_t init_seed) {
   const ModelConfig& cfg = model.config();
   const io::SafetensorsSet files(dir);
   const auto by_model_name = map_checkpoint_names(files.names(), cfg);
@@ -86,16 +87,16 @@ LoadReport fill_from_checkpoint(EncoderModel<T>& model, const std::string& dir, 
 }  // namespace
 
 template <typename T>
-std::unique_ptr<EncoderModel<T>> load_pretrained(const ModelConfig& cfg, const std::string& dir, LoadReport* report,
+std::unique_ptr<Model<T>> load_pretrained(const ModelConfig& cfg, const std::string& dir, LoadReport* report,
                                                  uint64_t init_seed) {
-  auto model = std::make_unique<EncoderModel<T>>(cfg);
+  auto model = make_model<T>(cfg);
   LoadReport rep = fill_from_checkpoint(*model, dir, init_seed);
   if (report) *report = std::move(rep);
   return model;
 }
 
 template <typename T>
-std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadReport* report,
+std::unique_ptr<Model<T>> load_pretrained(const std::string& dir, LoadReport* report,
                                                  const Task* task_override, uint64_t init_seed) {
   return load_pretrained<T>(load_model_config(dir, task_override), dir, report, init_seed);
 }
@@ -106,7 +107,7 @@ bool has_weights(const std::string& dir) {
 }
 
 template <typename T>
-void load_weights(EncoderModel<T>& model, const std::string& dir) {
+void load_weights(Model<T>& model, const std::string& dir) {
   const LoadReport rep = fill_from_checkpoint(model, dir, 0);
   if (!rep.missing.empty())
     fail(dir, ": checkpoint from another model: it has no tensor '", rep.missing.front(), "' (", rep.missing.size(),
@@ -117,7 +118,7 @@ void load_weights(EncoderModel<T>& model, const std::string& dir) {
 }
 
 template <typename T>
-void save_pretrained(const EncoderModel<T>& model, const std::string& dir) {
+void save_pretrained(const Model<T>& model, const std::string& dir) {
   std::filesystem::create_directories(dir);
   std::vector<io::TensorToWrite> tensors;
   std::vector<Buffer<float>> converted;  // fp64 models are saved as fp32, as HF models are
@@ -154,17 +155,17 @@ void print_load_report(const LoadReport& r, const std::string& dir) {
   }
 }
 
-template std::unique_ptr<EncoderModel<float>> load_pretrained<float>(const std::string&, LoadReport*, const Task*,
+template std::unique_ptr<Model<float>> load_pretrained<float>(const std::string&, LoadReport*, const Task*,
                                                                      uint64_t);
-template std::unique_ptr<EncoderModel<double>> load_pretrained<double>(const std::string&, LoadReport*, const Task*,
+template std::unique_ptr<Model<double>> load_pretrained<double>(const std::string&, LoadReport*, const Task*,
                                                                        uint64_t);
-template std::unique_ptr<EncoderModel<float>> load_pretrained<float>(const ModelConfig&, const std::string&,
+template std::unique_ptr<Model<float>> load_pretrained<float>(const ModelConfig&, const std::string&,
                                                                      LoadReport*, uint64_t);
-template std::unique_ptr<EncoderModel<double>> load_pretrained<double>(const ModelConfig&, const std::string&,
+template std::unique_ptr<Model<double>> load_pretrained<double>(const ModelConfig&, const std::string&,
                                                                        LoadReport*, uint64_t);
-template void load_weights<float>(EncoderModel<float>&, const std::string&);
-template void load_weights<double>(EncoderModel<double>&, const std::string&);
-template void save_pretrained<float>(const EncoderModel<float>&, const std::string&);
-template void save_pretrained<double>(const EncoderModel<double>&, const std::string&);
+template void load_weights<float>(Model<float>&, const std::string&);
+template void load_weights<double>(Model<double>&, const std::string&);
+template void save_pretrained<float>(const Model<float>&, const std::string&);
+template void save_pretrained<double>(const Model<double>&, const std::string&);
 
 }  // namespace strata

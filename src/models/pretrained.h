@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "models/encoder_model.h"
+#include "models/model.h"
 
 namespace strata {
 
@@ -21,12 +21,12 @@ struct LoadReport {
 // disagrees with config.json is an error naming both. Missing parameters are initialised with
 // init_seed (HF's init rules).
 template <typename T>
-std::unique_ptr<EncoderModel<T>> load_pretrained(const std::string& dir, LoadReport* report = nullptr,
+std::unique_ptr<Model<T>> load_pretrained(const std::string& dir, LoadReport* report = nullptr,
                                                  const Task* task_override = nullptr, uint64_t init_seed = 42);
 
 // The same with a config the caller has adjusted (e.g. the labels of a new task head).
 template <typename T>
-std::unique_ptr<EncoderModel<T>> load_pretrained(const ModelConfig& cfg, const std::string& dir,
+std::unique_ptr<Model<T>> load_pretrained(const ModelConfig& cfg, const std::string& dir,
                                                  LoadReport* report = nullptr, uint64_t init_seed = 42);
 
 // Whether DIR holds weights (model.safetensors or a sharded index), not only a config.
@@ -35,12 +35,12 @@ bool has_weights(const std::string& dir);
 // Loads DIR's weights into an existing model (resume, best model at end). Every parameter must
 // be there with its shape, and nothing else: anything else is a checkpoint of another model.
 template <typename T>
-void load_weights(EncoderModel<T>& model, const std::string& dir);
+void load_weights(Model<T>& model, const std::string& dir);
 
 // Writes DIR/config.json and DIR/model.safetensors (F32, metadata format=pt, tied weights
 // stored once under HF's kept name), each atomically; creates DIR if needed.
 template <typename T>
-void save_pretrained(const EncoderModel<T>& model, const std::string& dir);
+void save_pretrained(const Model<T>& model, const std::string& dir);
 
 // Prints the report as HF's warnings do (to stderr); nothing when both lists are empty.
 void print_load_report(const LoadReport& r, const std::string& dir);

@@ -16,7 +16,8 @@ struct Flat {
 };
 
 struct LinearSpec {
-  size_t w, b;  // offsets of weight [out, in] and bias [out]
+  static constexpr size_t kNoBias = ~size_t{0};
+  size_t w, b;  // offsets of weight [out, in] and bias [out] (kNoBias: none)
   int in, out;
 };
 
@@ -36,12 +37,13 @@ struct DropoutCtx {
 
 template <typename T>
 inline void linear_forward(const LinearSpec& s, Flat<T> f, const T* x, T* y, int N) {
-  kernels::linear_forward(x, f.p + s.w, f.p + s.b, y, N, s.in, s.out);
+  kernels::linear_forward(x, f.p + s.w, s.b == LinearSpec::kNoBias ? nullptr : f.p + s.b, y, N, s.in, s.out);
 }
 
 template <typename T>
 inline void linear_backward(const LinearSpec& s, Flat<T> f, const T* x, const T* dy, T* dx, int N) {
-  kernels::linear_backward(x, f.p + s.w, dy, dx, f.g + s.w, f.g + s.b, N, s.in, s.out);
+  kernels::linear_backward(x, f.p + s.w, dy, dx, f.g + s.w, s.b == LinearSpec::kNoBias ? nullptr : f.g + s.b, N, s.in,
+                          s.out);
 }
 
 template <typename T>

@@ -39,7 +39,7 @@ void classifier_head_backward(const ClassifierHeadSpec& s, Flat<T> f, int B, int
 template <typename T>
 void masked_lm_head_forward(const MaskedLMHeadSpec& s, Flat<T> f, const T* h, int N, MaskedLMHeadSaved<T>& sv) {
   const int C = s.dense.in;
-  const size_t NC = static_cast<size_t>(N) * C;
+  const size_t NC = static_cast<size_t>(N) * s.dense.out;
   sv.pre.resize(NC);
   sv.act.resize(NC);
   sv.normed.resize(NC);
@@ -55,8 +55,7 @@ void masked_lm_head_forward(const MaskedLMHeadSpec& s, Flat<T> f, const T* h, in
 template <typename T>
 void masked_lm_head_backward(const MaskedLMHeadSpec& s, Flat<T> f, const T* h, int N,
                              const MaskedLMHeadSaved<T>& sv, const T* dlogits, T* dh, Buffer<T>& scratch) {
-  const int C = s.dense.in;
-  const size_t NC = static_cast<size_t>(N) * C;
+  const size_t NC = static_cast<size_t>(N) * s.dense.out;
   scratch.resize(2 * NC);
   T* d_normed = scratch.data();
   T* d_act = scratch.data() + NC;
@@ -66,6 +65,35 @@ void masked_lm_head_backward(const MaskedLMHeadSpec& s, Flat<T> f, const T* h, i
   linear_backward(s.dense, f, h, d_act, dh, N);
 }
 
+template <typename T>
+void token_head_forward(const TokenHeadSpec& s, Flat<T> f, const T* h, int N, const DropoutCtx& drop,
+                        Buffer<T>& scratch, T* logits) {
+  const float p = drop.p(s.dropout);
+  const T* x = h;
+  if (p > 0) {
+    const size_t NC = static_cast<size_t>(N) * s.out.in;
+    scratch.resize(NC);
+    kernels::dropout_forward(h, scratch.data(), NC, p, drop.seed, s.stream);
+    x = scratch.data();
+  }
+  linear_forward(s.out, f, x, logits, N);
+}
+
+template <typename T>
+void token_head_backward(const TokenHeadSpec& s, Flat<T> f, const T* h, int N, const DropoutCtx& drop,
+                         const T* dlogits, T* dh, Buffer<T>& scratch) {
+  const float p = drop.p(s.dropout);
+  const T* x = h;
+  const size_t NC = static_cast<size_t>(N) * s.out.in;
+  if (p > 0) {  // the mask is counter-based: recompute the dropped input instead of keeping it
+    scratch.resize(NC);
+    kernels::dropout_forward(h, scratch.data(), NC, p, drop.seed, s.stream);
+    x = scratch.data();
+  }
+  linear_backward(s.out, f, x, dlogits, dh, N);
+  kernels::dropout_backward(dh, dh, NC, p, drop.seed, s.stream);
+}
+
 #define STRATA_INSTANTIATE(T)                                                                                    \
   template void classifier_head_forward<T>(const ClassifierHeadSpec&, Flat<T>, const T*, int, int,                \
                                            const DropoutCtx&, ClassifierHeadSaved<T>&);                           \
@@ -73,7 +101,11 @@ void masked_lm_head_backward(const MaskedLMHeadSpec& s, Flat<T> f, const T* h, i
                                             const ClassifierHeadSaved<T>&, const T*, T*);                         \
   template void masked_lm_head_forward<T>(const MaskedLMHeadSpec&, Flat<T>, const T*, int, MaskedLMHeadSaved<T>&); \
   template void masked_lm_head_backward<T>(const MaskedLMHeadSpec&, Flat<T>, const T*, int,                       \
-                                           const MaskedLMHeadSaved<T>&, const T*, T*, Buffer<T>&);
+                                           const MaskedLMHeadSaved<T>&, const T*, T*, Buffer<T>&);                 \
+  template void token_head_forward<T>(const TokenHeadSpec&, Flat<T>, const T*, int, const DropoutCtx&, Buffer<T>&, \
+                                      T*);                                                                        \
+  template void token_head_backward<T>(const TokenHeadSpec&, Flat<T>, const T*, int, const DropoutCtx&, const T*, \
+                                       T*, Buffer<T>&);
 STRATA_INSTANTIATE(float)
 STRATA_INSTANTIATE(double)
 #undef STRATA_INSTANTIATE

@@ -32,6 +32,7 @@ void classifier_head_backward(const ClassifierHeadSpec& s, Flat<T> f, int B, int
                               const ClassifierHeadSaved<T>& saved, const T* dlogits, T* dh);
 
 // Masked-LM head: logits = LN(act(dense(h))) E^T + bias, E = the word embeddings (tied).
+// dense may narrow the width (ALBERT: hidden -> embedding_size).
 struct MaskedLMHeadSpec {
   LinearSpec dense;
   kernels::Activation act;
@@ -50,5 +51,22 @@ void masked_lm_head_forward(const MaskedLMHeadSpec& s, Flat<T> f, const T* h, in
 template <typename T>
 void masked_lm_head_backward(const MaskedLMHeadSpec& s, Flat<T> f, const T* h, int N,
                              const MaskedLMHeadSaved<T>& saved, const T* dlogits, T* dh, Buffer<T>& scratch);
+
+// Per-token head: logits[N, out] = out(dropout(h)) at every position. Token classification
+// (out = num_labels) and question answering's qa_outputs (out = 2: start, end). The dropout
+// mask is recomputed in backward from its counter, so nothing is saved.
+struct TokenHeadSpec {
+  float dropout;
+  LinearSpec out;
+  uint64_t stream;
+};
+
+template <typename T>
+void token_head_forward(const TokenHeadSpec& s, Flat<T> f, const T* h, int N, const DropoutCtx& drop,
+                        Buffer<T>& scratch, T* logits);
+// dh [N, C] is written.
+template <typename T>
+void token_head_backward(const TokenHeadSpec& s, Flat<T> f, const T* h, int N, const DropoutCtx& drop,
+                         const T* dlogits, T* dh, Buffer<T>& scratch);
 
 }  // namespace strata::nn

@@ -64,7 +64,7 @@ void copy_tokenizer_files(const std::string& src_dir, const std::string& dst_dir
   }
 }
 
-std::string save_checkpoint(const std::string& output_dir, const EncoderModel<float>& model, Optimizer<float>& opt,
+std::string save_checkpoint(const std::string& output_dir, const Model<float>& model, Optimizer<float>& opt,
                             const TrainerState& state, const std::string& tokenizer_dir,
                             const std::string& training_args_json) {
   const fs::path final_dir = fs::path(output_dir) / ("checkpoint-" + std::to_string(state.global_step));
@@ -92,7 +92,7 @@ std::string save_checkpoint(const std::string& output_dir, const EncoderModel<fl
   return final_dir.string();
 }
 
-TrainerState load_checkpoint_state(const std::string& dir, const EncoderModel<float>& model, Optimizer<float>& opt) {
+TrainerState load_checkpoint_state(const std::string& dir, const Model<float>& model, Optimizer<float>& opt) {
   const std::string opt_path = (fs::path(dir) / "optimizer.safetensors").string();
   if (!fs::exists(opt_path)) fail(dir, ": not a trainer checkpoint (no optimizer.safetensors)");
   const io::SafetensorsFile f(opt_path);

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/encoder_model.h"
+#include "models/model.h"
 #include "train/optimizer.h"
 
 namespace strata {
@@ -41,13 +41,13 @@ struct TrainerState {
 };
 
 // Saves everything into OUTPUT_DIR/checkpoint-<global_step>; returns its path.
-std::string save_checkpoint(const std::string& output_dir, const EncoderModel<float>& model, Optimizer<float>& opt,
+std::string save_checkpoint(const std::string& output_dir, const Model<float>& model, Optimizer<float>& opt,
                             const TrainerState& state, const std::string& tokenizer_dir,
                             const std::string& training_args_json);
 
 // Restores optimizer state and trainer state from a checkpoint directory whose model weights
 // the caller has loaded. Errors name the file (and the tensor) that does not fit the model.
-TrainerState load_checkpoint_state(const std::string& dir, const EncoderModel<float>& model, Optimizer<float>& opt);
+TrainerState load_checkpoint_state(const std::string& dir, const Model<float>& model, Optimizer<float>& opt);
 
 // checkpoint-<N> directories under output_dir, oldest (smallest N) first.
 std::vector<std::string> list_checkpoints(const std::string& output_dir);

@@ -12,6 +12,7 @@
 
 #include "io/files.h"
 #include "kernels/ops.h"
+#include "models/batch_checks.h"
 #include "models/pretrained.h"
 #include "train/evaluation.h"
 #include "train/progress.h"
@@ -49,9 +50,13 @@ std::vector<Prediction> gather_predictions(dist::Communicator& comm, const std::
 
 }  // namespace
 
-Trainer::Trainer(TrainingArguments args, std::unique_ptr<EncoderModel<float>> model, std::string tokenizer_dir,
+Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, std::string tokenizer_dir,
                  dist::Communicator* comm)
-    : args_(std::move(args)), comm_(comm), model_(std::move(model)), tokenizer_dir_(std::move(tokenizer_dir)) {
+    : args_(std::move(args)),
+      comm_(comm),
+      model_(std::move(model)),
+      tokenizer_dir_(std::move(tokenizer_dir)),
+      acts_(model_->new_state()) {
   if (comm_ && comm_->size() > 1) {
     const auto cap = static_cast<size_t>(args_.ddp_bucket_cap_mb * 1024 * 1024 / sizeof(float));
     reducer_ = std::make_unique<dist::GradientReducer>(*comm_, model_->grads().data(), model_->grads().size(), cap);
@@ -179,12 +184,12 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
       if (micro[i].B == 0) continue;  // a rank's share of a short final batch can be empty
       // Dropout masks differ per rank: each rank's rows are different examples.
       const nn::DropoutCtx drop{true, dropout_seed(state_.seed ^ mix64(comm_ ? comm_->rank() : 0), state_.global_step, i)};
-      model_->forward(micro[i], drop, acts_);
-      loss += model_->loss(micro[i], acts_, norm).loss;
+      model_->forward(micro[i], drop, *acts_);
+      loss += model_->loss(micro[i], *acts_, norm).loss;
       // Only the last micro-batch's backward reduces: earlier ones accumulate locally.
       std::function<void(size_t)> hook;
       if (last && reducer_) hook = [this](size_t offset) { reducer_->grads_final_from(offset); };
-      model_->backward(micro[i], drop, acts_, a.freeze_base_model, hook);
+      model_->backward(micro[i], drop, *acts_, a.freeze_base_model, hook);
       tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
     }
     if (reducer_) reducer_->finish_step();
@@ -310,12 +315,11 @@ nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix) {
   data.start(0, 0);
   EvalAccumulator acc(model_->config());
   Batch b;
-  const nn::DropoutCtx no_dropout{false, 0};
   while (data.next(b)) {
     if (b.B == 0) continue;
-    const float* logits = model_->forward(b, no_dropout, acts_);
+    const float* logits = model_->infer(b, *acts_);
     const double norm = label_count(model_->config(), b);
-    const double loss = norm > 0 ? model_->loss(b, acts_, norm).loss : 0.0;
+    const double loss = norm > 0 ? model_->loss(b, *acts_, norm).loss : 0.0;
     acc.add(b, logits, loss * norm, norm);
   }
   nlohmann::json out;
@@ -337,13 +341,12 @@ std::vector<Prediction> Trainer::predict(BatchStream& data) {
   data.start(0, 0);
   std::vector<Prediction> out;
   Batch b;
-  const nn::DropoutCtx no_dropout{false, 0};
   const int L = model_->config().num_labels;
   if (model_->config().task != Task::SequenceClassification)
     fail("predict: writing predictions needs a sequence-classification model");
   while (data.next(b)) {
     if (b.B == 0) continue;
-    const float* logits = model_->forward(b, no_dropout, acts_);
+    const float* logits = model_->infer(b, *acts_);
     for (int i = 0; i < b.B; ++i) {
       Prediction p;
       p.index = b.example_ids.empty() ? out.size() : b.example_ids[i];

@@ -11,7 +11,7 @@
 
 #include "dist/communicator.h"
 #include "dist/gradient_reducer.h"
-#include "models/encoder_model.h"
+#include "models/model.h"
 #include "core/batch_stream.h"
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
@@ -31,7 +31,7 @@ class Trainer {
   // With a communicator of several ranks the Trainer runs data parallel: every rank reads its
   // shard of each batch, gradients are summed over ranks in buckets while backward runs, the
   // loss is normalised by the labels of the global batch, and only rank 0 writes.
-  Trainer(TrainingArguments args, std::unique_ptr<EncoderModel<float>> model, std::string tokenizer_dir,
+  Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, std::string tokenizer_dir,
           dist::Communicator* comm = nullptr);
 
   // Trains per the arguments (resuming if asked); returns the train_results.json content.
@@ -42,7 +42,7 @@ class Trainer {
   // rank 0; other ranks get an empty list).
   std::vector<Prediction> predict(BatchStream& data);
 
-  EncoderModel<float>& model() { return *model_; }
+  Model<float>& model() { return *model_; }
   bool is_main_process() const { return !comm_ || comm_->rank() == 0; }
   int world_size() const { return comm_ ? comm_->size() : 1; }
   const TrainingArguments& args() const { return args_; }
@@ -61,11 +61,11 @@ class Trainer {
   TrainingArguments args_;
   dist::Communicator* comm_;
   std::unique_ptr<dist::GradientReducer> reducer_;
-  std::unique_ptr<EncoderModel<float>> model_;
+  std::unique_ptr<Model<float>> model_;
   std::string tokenizer_dir_;
   std::unique_ptr<Optimizer<float>> optimizer_;
   TrainerState state_;
-  Activations<float> acts_;
+  std::unique_ptr<ModelState> acts_;  // the model's forward state, reused across steps
 };
 
 }  // namespace strata

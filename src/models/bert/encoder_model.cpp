@@ -1,0 +1,334 @@
+#include "models/bert/encoder_model.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+
+namespace strata {
+
+namespace {
+// Dropout stream numbering: each site of the model draws from its own stream.
+constexpr uint64_t kEmbeddingStream = 1;
+constexpr uint64_t kLayerStreamBase = 16;  // layer i uses 16 + 4i .. 16 + 4i + 2
+constexpr uint64_t kHeadStream = 1u << 20;
+
+// Per-model_type HF names of one encoder layer's modules, relative to the layer prefix.
+struct LayerNames {
+  const char *q, *k, *v, *attn_out, *ln_attn, *ffn_in, *ffn_out, *ln_out;
+};
+constexpr LayerNames kBertLayer{"attention.self.query", "attention.self.key", "attention.self.value",
+                                "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
+                                "output.dense", "output.LayerNorm"};
+constexpr LayerNames kDistilLayer{"attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin",
+                                  "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm"};
+}  // namespace
+
+template <typename T>
+EncoderModel<T>::EncoderModel(const ModelConfig& config) : Model<T>(config) {
+  build();
+  this->allocate();
+}
+
+template <typename T>
+void EncoderModel<T>::build() {
+  const ModelConfig& c = this->cfg_;
+  const int C = c.hidden_size, F = c.intermediate_size;
+  const bool distil = c.model_type == "distilbert";
+  const bool roberta = c.model_type == "roberta";
+  const bool bert = !distil && !roberta;
+  const std::string base = c.task == Task::Base ? "" : c.base_prefix();
+  const std::string emb = base + "embeddings.";
+  size_t first_entry = 0;
+  auto close_unit = [&] {
+    std::vector<size_t> ids;
+    for (size_t i = first_entry; i < this->table_.entries().size(); ++i) ids.push_back(i);
+    first_entry = this->table_.entries().size();
+    unit_params_.push_back(std::move(ids));
+  };
+
+  // Embeddings. nn.Embedding(padding_idx=pad) for words in every model, and for positions in RoBERTa.
+  embeddings_.C = C;
+  embeddings_.word = this->add_embedding(emb + "word_embeddings", c.vocab_size, C, c.pad_token_id);
+  embeddings_.word_padding_idx = c.pad_token_id;
+  embeddings_.position_padding_idx = roberta ? c.pad_token_id : -1;
+  embeddings_.position = this->add_embedding(emb + "position_embeddings", c.max_position_embeddings, C,
+                                             embeddings_.position_padding_idx);
+  embeddings_.token_type = distil ? nn::EmbeddingsSpec::kNone
+                                  : this->add_embedding(emb + "token_type_embeddings", c.type_vocab_size, C, -1);
+  embeddings_.ln = this->add_layernorm(emb + "LayerNorm", C, c.layer_norm_eps);
+  embeddings_.dropout = c.hidden_dropout;
+  embeddings_.stream = kEmbeddingStream;
+  close_unit();
+
+  const LayerNames& ln = distil ? kDistilLayer : kBertLayer;
+  const std::string layer_root = base + (distil ? "transformer.layer." : "encoder.layer.");
+  for (int i = 0; i < c.num_layers; ++i) {
+    const std::string p = layer_root + std::to_string(i) + ".";
+    nn::EncoderLayerSpec s{};
+    // q, k, v weights back to back, then their biases: the fused [3C, C] projection.
+    using Init = typename Model<T>::Init;
+    s.qkv.w = this->add_param(p + ln.q + ".weight", {C, C}, false, Init::Normal);
+    this->add_param(p + ln.k + ".weight", {C, C}, false, Init::Normal);
+    this->add_param(p + ln.v + ".weight", {C, C}, false, Init::Normal);
+    s.qkv.b = this->add_param(p + ln.q + ".bias", {C}, true, Init::Zero);
+    this->add_param(p + ln.k + ".bias", {C}, true, Init::Zero);
+    this->add_param(p + ln.v + ".bias", {C}, true, Init::Zero);
+    s.qkv.in = C;
+    s.qkv.out = 3 * C;
+    s.attn_out = this->add_linear(p + ln.attn_out, C, C);
+    s.ln_attn = this->add_layernorm(p + ln.ln_attn, C, c.layer_norm_eps);
+    s.ffn_in = this->add_linear(p + ln.ffn_in, C, F);
+    s.ffn_out = this->add_linear(p + ln.ffn_out, F, C);
+    s.ln_out = this->add_layernorm(p + ln.ln_out, C, c.layer_norm_eps);
+    s.num_heads = c.num_heads;
+    s.act = c.act;
+    s.attn_dropout = c.attention_dropout;
+    s.attn_out_dropout = distil ? 0.0f : c.hidden_dropout;  // DistilBERT has none there
+    s.ffn_dropout = c.hidden_dropout;
+    s.stream = kLayerStreamBase + 4 * static_cast<uint64_t>(i);
+    layers_.push_back(s);
+    close_unit();
+  }
+
+  head_begin_ = this->table_.total();  // pooler and task head follow the encoder
+  heads_.task = c.task;
+  const kernels::Activation tanh_act = kernels::Activation::Tanh, relu_act = kernels::Activation::Relu;
+  const bool bert_pooler = bert && (c.task == Task::Base || c.task == Task::SequenceClassification);
+  const bool roberta_pooler = roberta && c.task == Task::Base;
+  nn::LinearSpec pooler{};
+  if (bert_pooler || roberta_pooler) pooler = this->add_linear(base + "pooler.dense", C, C);
+
+  switch (c.task) {
+    case Task::SequenceClassification: {
+      nn::ClassifierHeadSpec& h = heads_.classifier;
+      h.stream = kHeadStream;
+      h.dropout = c.classifier_dropout;
+      if (bert) {
+        h.dense = pooler;
+        h.act = tanh_act;
+        h.out = this->add_linear("classifier", C, c.num_labels);
+      } else if (roberta) {
+        h.pre_dropout = c.classifier_dropout;
+        h.dense = this->add_linear("classifier.dense", C, C);
+        h.act = tanh_act;
+        h.out = this->add_linear("classifier.out_proj", C, c.num_labels);
+      } else {
+        h.dense = this->add_linear("pre_classifier", C, C);
+        h.act = relu_act;
+        h.out = this->add_linear("classifier", C, c.num_labels);
+      }
+      break;
+    }
+    case Task::MaskedLM: {
+      nn::MaskedLMHeadSpec& h = heads_.masked_lm;
+      const std::string word = emb + "word_embeddings.weight";
+      std::string bias_name;
+      if (bert) {
+        h.dense = this->add_linear("cls.predictions.transform.dense", C, C);
+        h.act = c.act;
+        h.ln = this->add_layernorm("cls.predictions.transform.LayerNorm", C, c.layer_norm_eps);
+        bias_name = "cls.predictions.bias";
+        this->aliases_ = {{"cls.predictions.decoder.weight", word}, {"cls.predictions.decoder.bias", bias_name}};
+      } else if (roberta) {
+        h.dense = this->add_linear("lm_head.dense", C, C);
+        h.act = kernels::Activation::GeluErf;  // RobertaLMHead calls gelu() whatever hidden_act says
+        h.ln = this->add_layernorm("lm_head.layer_norm", C, c.layer_norm_eps);
+        bias_name = "lm_head.bias";
+        this->aliases_ = {{"lm_head.decoder.weight", word}, {"lm_head.decoder.bias", bias_name}};
+      } else {
+        h.dense = this->add_linear("vocab_transform", C, C);
+        h.act = c.act;
+        h.ln = this->add_layernorm("vocab_layer_norm", C, 1e-12);
+        bias_name = "vocab_projector.bias";
+        this->aliases_ = {{"vocab_projector.weight", word}};
+      }
+      h.decoder.w = embeddings_.word;
+      h.decoder.b = this->add_param(bias_name, {c.vocab_size}, true, Model<T>::Init::Zero);
+      h.decoder.in = C;
+      h.decoder.out = c.vocab_size;
+      break;
+    }
+    case Task::TokenClassification:
+      // BERT / RoBERTa: dropout(classifier_dropout or hidden_dropout); DistilBERT: dropout(config.dropout).
+      heads_.token = {distil ? c.hidden_dropout : c.classifier_dropout, this->add_linear("classifier", C, c.num_labels),
+                      kHeadStream};
+      break;
+    case Task::QuestionAnswering:
+      // DistilBERT applies dropout(qa_dropout) before qa_outputs; BERT and RoBERTa apply none.
+      heads_.token = {distil ? static_cast<float>(c.raw.value("qa_dropout", 0.1)) : 0.0f,
+                      this->add_linear("qa_outputs", C, 2), kHeadStream};
+      break;
+    case Task::Base: break;
+    default: fail(c.model_type, ": no ", task_name(c.task), " head");
+  }
+  close_unit();
+  if (c.task == Task::MaskedLM) unit_params_.back().push_back(0);  // the tied decoder reads the word embeddings
+}
+
+template <typename T>
+std::vector<size_t> EncoderModel<T>::unit_parameters(int u) const {
+  return unit_params_.at(static_cast<size_t>(u));
+}
+
+template <typename T>
+void EncoderModel<T>::compute_position_ids(const Batch& b, std::vector<int32_t>& pos) const {
+  const ModelConfig& c = this->cfg_;
+  pos.resize(static_cast<size_t>(b.B) * b.T);
+  for (int r = 0; r < b.B; ++r) {
+    int count = 0;
+    for (int t = 0; t < b.T; ++t) {
+      const size_t i = static_cast<size_t>(r) * b.T + t;
+      if (c.position_offset > 0) {
+        // fairseq's make_positions (RoBERTa): non-pad tokens count up from pad+1, pad tokens sit at pad.
+        const bool real = b.input_ids[i] != c.pad_token_id;
+        count += real;
+        pos[i] = real ? c.pad_token_id + count : c.pad_token_id;
+      } else {
+        pos[i] = t;
+      }
+    }
+  }
+}
+
+template <typename T>
+const T* EncoderModel<T>::block_input(const EncoderState<T>& s, UnitRange r, int i) const {
+  if (i + 1 == r.begin) return s.input.data();
+  return i == 0 ? s.embeddings.out.data() : s.layers[static_cast<size_t>(i) - 1].out.data();
+}
+
+template <typename T>
+const T* EncoderModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
+                                  ModelState& state) const {
+  auto& s = static_cast<EncoderState<T>&>(state);
+  const nn::Flat<T> f{this->params_.data(), nullptr};  // forward writes no gradient
+  const int N = b.B * b.T, L = num_blocks();
+  if (r.begin == 0) {
+    compute_position_ids(b, s.position_ids);
+    nn::embeddings_forward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N,
+                           drop, s.embeddings);
+  } else {
+    s.input.resize(static_cast<size_t>(N) * this->cfg_.hidden_size);
+    std::copy_n(input, s.input.size(), s.input.data());
+  }
+  s.layers.resize(static_cast<size_t>(L));
+  const T* x = r.begin == 0 ? s.embeddings.out.data() : s.input.data();
+  for (int i = std::max(r.begin, 1) - 1; i < std::min(r.end - 1, L); ++i) {
+    nn::encoder_layer_forward(layers_[i], f, block_input(s, r, i), b.attention_mask.data(), b.B, b.T, drop,
+                              s.layers[i]);
+    x = s.layers[i].out.data();
+  }
+  if (!r.contains(this->head_unit())) return x;
+  s.last_hidden = x;
+  if (this->cfg_.task == Task::Base) return x;
+  return heads_.forward(this->cfg_, f, x, b.B, b.T, drop, s.head);
+}
+
+template <typename T>
+const T* EncoderModel<T>::infer(const Batch& b, ModelState& state) const {
+  auto& s = static_cast<EncoderState<T>&>(state);
+  const nn::Flat<T> f{this->params_.data(), nullptr};
+  const nn::DropoutCtx no_dropout{false, 0};
+  const int N = b.B * b.T;
+  compute_position_ids(b, s.position_ids);
+  nn::embeddings_forward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N,
+                         no_dropout, s.embeddings);
+  // Two layer slots in turn: block i reads slot (i-1)%2 and writes slot i%2.
+  if (s.layers.size() < 2) s.layers.resize(2);
+  const T* x = s.embeddings.out.data();
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    nn::EncoderLayerSaved<T>& slot = s.layers[i % 2];
+    nn::encoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot);
+    x = slot.out.data();
+  }
+  s.last_hidden = x;
+  if (this->cfg_.task == Task::Base) return x;
+  return heads_.forward(this->cfg_, f, x, b.B, b.T, no_dropout, s.head);
+}
+
+template <typename T>
+LossResult EncoderModel<T>::loss(const Batch& b, ModelState& state, double norm) const {
+  return heads_.loss(this->cfg_, b, static_cast<EncoderState<T>&>(state).head, norm);
+}
+
+template <typename T>
+std::vector<HeadOutput<T>> EncoderModel<T>::head_outputs(const Batch& b, const ModelState& state) const {
+  return heads_.outputs(this->cfg_, b, static_cast<const EncoderState<T>&>(state).head);
+}
+
+template <typename T>
+const T* EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output,
+                                   ModelState& state, const GradsFinalHook& grads_final) {
+  auto& s = static_cast<EncoderState<T>&>(state);
+  const nn::Flat<T> f{this->params_.data(), this->grads_.data()};
+  const int N = b.B * b.T, L = num_blocks();
+  const size_t NC = static_cast<size_t>(N) * this->cfg_.hidden_size;
+  s.d_hidden.resize(NC);
+  s.d_hidden_next.resize(NC);
+  auto final_from = [&](size_t offset) {
+    if (grads_final) grads_final(offset);
+  };
+  if (r.contains(this->head_unit())) {
+    if (this->cfg_.task == Task::Base) fail("backward needs a task head");
+    heads_.backward(this->cfg_, f, s.last_hidden, b.B, b.T, drop, s.head, s.d_hidden.data());
+    // The table holds embeddings, then layers in order, then pooler and head; the tied word
+    // embedding (MLM decoder) sits at offset 0 and is final only after the embeddings.
+    final_from(head_begin_);
+  } else {
+    std::copy_n(d_output, NC, s.d_hidden.data());
+  }
+  for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
+    nn::encoder_layer_backward(layers_[i], f, block_input(s, r, i), b.B, b.T, drop, s.layers[i], s.d_hidden.data(),
+                               s.d_hidden_next.data(), s.scratch);
+    std::swap(s.d_hidden, s.d_hidden_next);
+    final_from(layers_[i].qkv.w);
+  }
+  if (r.begin > 0) return s.d_hidden.data();
+  nn::embeddings_backward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N,
+                          drop, s.embeddings, s.d_hidden.data(), s.d_misc);
+  final_from(0);
+  return nullptr;
+}
+
+template <typename T>
+size_t EncoderModel<T>::activation_values(int B, int T_) const {
+  const ModelConfig& c = this->cfg_;
+  const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size, F = c.intermediate_size;
+  const size_t NC = N * C, NF = N * F;
+  const size_t per_layer = 3 * NC                                     // qkv
+                           + static_cast<size_t>(B) * c.num_heads * T_ * T_  // attention probabilities
+                           + NC                                       // context
+                           + 4 * NC                                   // LN1 in/out, LN2 in/out
+                           + 2 * NF                                   // FFN pre-activation and activation
+                           + 4 * N;                                   // LayerNorm statistics
+  size_t acts = 2 * NC + 2 * N + per_layer * c.num_layers;            // embeddings
+  switch (c.task) {
+    case Task::SequenceClassification: acts += 3 * static_cast<size_t>(B) * C + static_cast<size_t>(B) * c.num_labels; break;
+    case Task::MaskedLM: acts += 3 * NC + 2 * N + N * c.vocab_size; break;
+    case Task::TokenClassification: acts += N * c.num_labels; break;
+    case Task::QuestionAnswering: acts += 4 * N; break;
+    default: break;
+  }
+  return acts;
+}
+
+template <typename T>
+size_t EncoderModel<T>::scratch_values(int B, int T_) const {
+  const ModelConfig& c = this->cfg_;
+  const size_t N = static_cast<size_t>(B) * T_, NC = N * c.hidden_size;
+  size_t dlogits = 0;
+  switch (c.task) {
+    case Task::SequenceClassification: dlogits = static_cast<size_t>(B) * c.num_labels; break;
+    case Task::MaskedLM: dlogits = N * c.vocab_size; break;
+    case Task::TokenClassification: dlogits = N * c.num_labels; break;
+    case Task::QuestionAnswering: dlogits = 2 * N; break;
+    default: break;
+  }
+  return 3 * NC + N * c.intermediate_size + 3 * NC  // layer backward
+         + 2 * NC + 2 * NC                            // hidden-state gradients, head / embedding scratch
+         + dlogits;                                   // d(loss)/d(logits)
+}
+
+template class EncoderModel<float>;
+template class EncoderModel<double>;
+
+}  // namespace strata

@@ -1,0 +1,96 @@
+#include "models/model.h"
+
+#include <algorithm>
+
+#include "util/rng.h"
+
+namespace strata {
+
+template <typename T>
+size_t Model<T>::add_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init,
+                           double std) {
+  const size_t off = table_.add(name, std::move(shape), no_decay);
+  init_.push_back({init, -1, std});
+  return off;
+}
+
+template <typename T>
+nn::LinearSpec Model<T>::add_linear(const std::string& name, int in, int out, bool bias, double std) {
+  nn::LinearSpec s{};
+  s.w = add_param(name + ".weight", {out, in}, false, Init::Normal, std);
+  s.b = bias ? add_param(name + ".bias", {out}, true, Init::Zero) : nn::LinearSpec::kNoBias;
+  s.in = in;
+  s.out = out;
+  return s;
+}
+
+template <typename T>
+nn::LayerNormSpec Model<T>::add_layernorm(const std::string& name, int C, double eps) {
+  nn::LayerNormSpec s{};
+  s.gamma = add_param(name + ".weight", {C}, true, Init::One);
+  s.beta = add_param(name + ".bias", {C}, true, Init::Zero);
+  s.C = C;
+  s.eps = eps;
+  return s;
+}
+
+template <typename T>
+size_t Model<T>::add_embedding(const std::string& name, int rows, int C, int padding_idx) {
+  const size_t off = add_param(name + ".weight", {rows, C}, false, Init::Normal);
+  init_.back().padding_row = padding_idx;
+  return off;
+}
+
+template <typename T>
+void Model<T>::allocate() {
+  params_.resize(table_.total());
+  grads_.resize(table_.total());
+  params_.zero();
+  grads_.zero();
+}
+
+template <typename T>
+void Model<T>::init_parameter(std::string_view name, uint64_t seed) {
+  const ParamEntry& e = table_.at(name);
+  const size_t idx = static_cast<size_t>(&e - table_.entries().data());
+  const InitRule& rule = init_[idx];
+  T* p = params_.data() + e.offset;
+  switch (rule.kind) {
+    case Init::One: std::fill(p, p + e.numel, T(1)); break;
+    case Init::Zero: std::fill(p, p + e.numel, T(0)); break;
+    case Init::Normal: {
+      const CounterRng rng(seed, idx);
+      const double std = rule.std >= 0 ? rule.std : cfg_.initializer_range;
+#pragma omp parallel for schedule(static)
+      for (size_t i = 0; i < e.numel; ++i) p[i] = static_cast<T>(rng.normal(i) * std);
+      if (rule.padding_row >= 0) {
+        const size_t cols = static_cast<size_t>(e.shape[1]);
+        std::fill(p + rule.padding_row * cols, p + (rule.padding_row + 1) * cols, T(0));
+      }
+      break;
+    }
+  }
+}
+
+template <typename T>
+void Model<T>::init_weights(uint64_t seed) {
+  for (const ParamEntry& e : table_.entries()) init_parameter(e.name, seed);
+}
+
+template <typename T>
+bool Model<T>::is_base_parameter(const ParamEntry& e) const {
+  return cfg_.task == Task::Base || e.name.starts_with(cfg_.base_prefix());
+}
+
+template <typename T>
+void Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, ModelState& state, bool head_only,
+                        const GradsFinalHook& grads_final) {
+  const UnitRange r = head_only ? UnitRange{head_unit(), num_units()} : all_units();
+  backward(b, drop, r, nullptr, state, grads_final);
+  if (head_only && grads_final) grads_final(0);  // nothing below the head gets a gradient
+}
+
+template class Model<float>;
+template class Model<double>;
+
+}  // namespace strata

@@ -1,0 +1,164 @@
+// The one interface through which the Trainer, checkpoints, the CLI, the memory estimate
+// and (later) pipeline stages see a model. Each architecture implements it in its own folder
+// under models/ and is found through the registry (models/registry.h) by HF model_type.
+//
+// A model is a sequence of layer *units*: unit 0 is the embeddings, units 1..num_blocks()
+// the transformer blocks, unit num_blocks()+1 the task head. forward and backward run any
+// contiguous range of units with state the caller owns (ModelState), so a pipeline stage
+// runs "units i..j" on its micro-batches; a range that does not start at the embeddings
+// takes the hidden state entering it, and a backward that does not end at the head takes
+// the gradient of its output. The state keeps each range's input apart from the units'
+// saved tensors, so dropping the saved tensors (activation checkpointing) never loses the
+// boundary.
+//
+// Parameters and gradients live in one flat buffer each, described by the table with HF
+// names (DESIGN.md principle 5).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/batch.h"
+#include "models/config.h"
+#include "models/param_table.h"
+#include "nn/flat.h"
+#include "tensor/buffer.h"
+
+namespace strata {
+
+struct LossResult {
+  double loss;  // sum of per-label losses / norm
+  double norm;
+};
+
+// Units [begin, end) of a model.
+struct UnitRange {
+  int begin, end;
+  bool contains(int unit) const { return unit >= begin && unit < end; }
+};
+
+// Caller-owned state of forward passes: saved tensors per unit, the hidden state entering a
+// range, logits and their gradient, backward scratch. Each architecture derives its own.
+class ModelState {
+ public:
+  virtual ~ModelState() = default;
+};
+
+// One named output of the head, as HF names it ("logits"; "start_logits" / "end_logits"
+// for question answering; "prediction_logits" / "sop_logits" for ALBERT pretraining).
+template <typename T>
+struct HeadOutput {
+  std::string name;
+  std::vector<int64_t> shape;
+  const T* data;
+};
+
+// Called as backward proceeds: every gradient at flat offset >= the argument is final (data
+// parallelism starts reducing those buckets while backward continues).
+using GradsFinalHook = std::function<void(size_t)>;
+
+template <typename T>
+class Model {
+ public:
+  virtual ~Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return cfg_; }
+  const ParamTable& table() const { return table_; }
+  Buffer<T>& params() { return params_; }
+  const Buffer<T>& params() const { return params_; }
+  Buffer<T>& grads() { return grads_; }
+  const Buffer<T>& grads() const { return grads_; }
+  // The names HF may also store for tied parameters (e.g. cls.predictions.decoder.weight,
+  // lm_head.weight), each with the table name it aliases.
+  const std::vector<std::pair<std::string, std::string>>& tied_aliases() const { return aliases_; }
+
+  // HF's _init_weights for this architecture: deterministic in (seed, parameter), any thread count.
+  void init_weights(uint64_t seed);
+  void init_parameter(std::string_view name, uint64_t seed);  // one tensor, same rule and stream
+
+  // True for parameters of the base model (what freeze_base_model freezes, as HF's
+  // `model.base_model.requires_grad_(False)` does).
+  bool is_base_parameter(const ParamEntry& e) const;
+
+  // ---- layer units ----
+  virtual int num_blocks() const = 0;
+  int num_units() const { return num_blocks() + 2; }
+  int head_unit() const { return num_blocks() + 1; }
+  UnitRange all_units() const { return {0, num_units()}; }
+  // Table entries (indices into table().entries()) that unit `u` reads. A tied weight is
+  // listed under every unit that uses it; a shared block (ALBERT) under every repeat.
+  virtual std::vector<size_t> unit_parameters(int u) const = 0;
+  // Width of the hidden state between units (per token).
+  virtual int hidden_width() const { return cfg_.hidden_size; }
+
+  // ---- training passes ----
+  virtual std::unique_ptr<ModelState> new_state() const = 0;
+  // Runs units r with dropout `drop`, keeping what backward needs in `state`. `input` is the
+  // hidden state [B*T, hidden_width()] entering r.begin (ignored when r.begin == 0; copied).
+  // Returns the output of unit r.end-1: the hidden state, or for the head its first output
+  // (see head_outputs()).
+  virtual const T* forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
+                           ModelState& state) const = 0;
+  // Loss of the last forward through the head; writes d(loss)/d(outputs) into the state.
+  // norm <= 0 means this batch's own label_count().
+  virtual LossResult loss(const Batch& b, ModelState& state, double norm = 0) const = 0;
+  // Accumulates d(loss)/d(params) of units r into grads(). When r includes the head the
+  // gradient starts from loss(); otherwise `d_output` is d(loss)/d(output of unit r.end-1).
+  // Returns d(loss)/d(input of unit r.begin) [B*T, hidden_width()] (owned by the state), or
+  // null when r.begin == 0.
+  virtual const T* backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output,
+                            ModelState& state, const GradsFinalHook& grads_final = {}) = 0;
+  // The head's outputs after a forward (or infer) through the head.
+  virtual std::vector<HeadOutput<T>> head_outputs(const Batch& b, const ModelState& state) const = 0;
+
+  // ---- memory ----
+  // Values a training forward keeps for backward (all units), and backward's scratch, for a
+  // batch of B sequences of length T: what the buffers above allocate.
+  virtual size_t activation_values(int B, int T_) const = 0;
+  virtual size_t scratch_values(int B, int T_) const = 0;
+
+  // ---- inference ----
+  // Forward without dropout that keeps no per-layer saved state: `state` holds only the
+  // buffers one block needs at a time. Returns the same as forward() over all units.
+  virtual const T* infer(const Batch& b, ModelState& state) const = 0;
+
+  // ---- whole-model conveniences ----
+  const T* forward(const Batch& b, const nn::DropoutCtx& drop, ModelState& state) const {
+    return forward(b, drop, all_units(), nullptr, state);
+  }
+  // head_only: stop after the head (a frozen base model needs no gradients below it).
+  void backward(const Batch& b, const nn::DropoutCtx& drop, ModelState& state, bool head_only = false,
+                const GradsFinalHook& grads_final = {});
+
+ protected:
+  explicit Model(const ModelConfig& cfg) : cfg_(cfg) {}
+
+  // Table building, in parameter order; each entry gets HF's init rule.
+  enum class Init { Normal, One, Zero };
+  nn::LinearSpec add_linear(const std::string& name, int in, int out, bool bias = true, double std = -1);
+  nn::LayerNormSpec add_layernorm(const std::string& name, int C, double eps);
+  size_t add_embedding(const std::string& name, int rows, int C, int padding_idx);
+  size_t add_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init, double std = -1);
+  // Sizes and zeroes the flat buffers once the table is complete.
+  void allocate();
+
+  ModelConfig cfg_;
+  ParamTable table_;
+  std::vector<std::pair<std::string, std::string>> aliases_;
+  Buffer<T> params_, grads_;
+
+ private:
+  struct InitRule {
+    Init kind;
+    int padding_row;  // -1: none
+    double std;       // for Normal; < 0: initializer_range
+  };
+  std::vector<InitRule> init_;  // parallel to table_.entries()
+};
+
+}  // namespace strata

@@ -1,0 +1,44 @@
+// The architectures strata knows, by HF model_type. Adding one: a folder under models/ that
+// defines its Architecture, and one line here.
+#include "models/registry.h"
+
+#include <cstring>
+
+#include "models/bert/bert_architectures.h"
+#include "util/error.h"
+
+namespace strata {
+
+const std::vector<const Architecture*>& all_architectures() {
+  static const std::vector<const Architecture*> all = {&kBertArchitecture, &kRobertaArchitecture,
+                                                       &kDistilBertArchitecture};
+  return all;
+}
+
+const Architecture* find_architecture(std::string_view model_type) {
+  for (const Architecture* a : all_architectures())
+    if (model_type == a->model_type) return a;
+  return nullptr;
+}
+
+const char* Architecture::class_suffix(Task t) const {
+  for (const auto& [task, suffix] : classes)
+    if (task == t) return suffix;
+  return nullptr;
+}
+
+template <>
+std::unique_ptr<Model<float>> make_model<float>(const ModelConfig& c) {
+  const Architecture* a = find_architecture(c.model_type);
+  if (!a) fail("model_type '", c.model_type, "' is not supported");
+  return a->make_f32(c);
+}
+
+template <>
+std::unique_ptr<Model<double>> make_model<double>(const ModelConfig& c) {
+  const Architecture* a = find_architecture(c.model_type);
+  if (!a) fail("model_type '", c.model_type, "' is not supported");
+  return a->make_f64(c);
+}
+
+}  // namespace strata
