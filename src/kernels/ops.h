@@ -30,6 +30,13 @@ void linear_forward(const T* x, const T* W, const T* b, T* y, int N, int in, int
 template <typename T>
 void linear_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int N, int in,
                      int out);
+// HF's Conv1D (GPT-2), weight stored transposed: W [in, out], y[N,out] = x W + b (b may be null).
+template <typename T>
+void conv1d_forward(const T* x, const T* W, const T* b, T* y, int N, int in, int out);
+// dx = dy W^T (skipped when dx is null); dW += x^T dy; db += column sums of dy (if db).
+template <typename T>
+void conv1d_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int N, int in,
+                     int out);
 
 // ---- normalisation -------------------------------------------------------------------
 // y = (x - mean) * rstd * gamma + beta over the last dim; saves mean[N], rstd[N].
@@ -70,15 +77,20 @@ template <typename T>
 void dropout_backward(const T* dy, T* dx, size_t n, float p, uint64_t seed, uint64_t stream);
 
 // ---- attention -----------------------------------------------------------------------
-// Bidirectional multi-head self-attention core on a fused projection qkv[B*T, 3C]
-// (q | k | v along the channel axis, head h at columns h*HS of each). Key positions with
-// mask[b,t] == 0 get probability 0 (a row with no valid key attends uniformly, as HF's
-// additive large-negative mask does). probs[B,NH,T,T] receives softmax(q k^T * scale)
-// before dropout; ctx[B*T, C] = dropout(probs) v.
+// Multi-head self-attention core on a fused projection qkv[B*T, 3C] (q | k | v along the
+// channel axis, head h at columns h*HS of each). Key positions with mask[b,t] == 0 get
+// probability 0 (a row with no valid key attends uniformly, as HF's additive large-negative
+// mask does). `causal` (GPT-2) also gives key j > query i probability 0; a causal row with
+// no valid key attends uniformly to keys 0..i. probs[B,NH,T,T] receives
+// softmax(q k^T * scale) before dropout, scale = 1/sqrt(HS) (1 when !scale_scores);
+// ctx[B*T, C] = dropout(probs) v.
 struct AttentionShape {
   int B, T, C, NH;
   float dropout_p;
   uint64_t seed, stream;  // dropout stream for this layer
+  bool causal = false;
+  bool scale_scores = true;  // GPT-2's scale_attn_weights
+  double score_scale() const;
 };
 template <typename T>
 void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx);

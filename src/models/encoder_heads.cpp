@@ -39,6 +39,27 @@ double span_loss(const T* start_logits, const T* end_logits, const Batch& b, T* 
 }
 
 template <typename T>
+LossResult sequence_classification_loss(const ModelConfig& c, const Batch& b, const T* logits, Buffer<T>& dlogits,
+                                        double norm) {
+  const size_t n = static_cast<size_t>(b.B) * c.num_labels;
+  dlogits.resize(n);
+  T* d = dlogits.data();
+  switch (resolve_problem_type(c, b)) {
+    case ProblemType::SingleLabel:
+      if (b.labels.empty()) fail("classification loss: the batch has no labels");
+      return {kernels::cross_entropy(logits, b.labels.data(), d, b.B, c.num_labels, norm), norm};
+    case ProblemType::Regression:
+      if (b.float_labels.empty()) fail("regression loss: the batch has no targets");
+      return {kernels::mse(logits, b.float_labels.data(), d, n, norm), norm};
+    case ProblemType::MultiLabel:
+      if (b.float_labels.empty()) fail("multi-label loss: the batch has no targets");
+      return {kernels::bce_with_logits(logits, b.float_labels.data(), d, n, norm), norm};
+    case ProblemType::Unset: break;
+  }
+  fail("classification loss: the problem type is unresolved");
+}
+
+template <typename T>
 const T* EncoderHeads::forward(const ModelConfig& c, nn::Flat<T> f, const T* h, int B, int T_,
                                const nn::DropoutCtx& drop, EncoderHeadState<T>& s) const {
   const int N = B * T_;
@@ -88,25 +109,8 @@ LossResult EncoderHeads::loss(const ModelConfig& c, const Batch& b, EncoderHeadS
       const double loss = span_loss(s.start_logits.data(), s.end_logits.data(), b, s.dlogits.data(), s.d_end.data(), norm);
       return {loss, norm > 0 ? norm : label_count(c, b)};
     }
-    case Task::SequenceClassification: {
-      const T* logits = s.classifier.logits.data();
-      const size_t n = static_cast<size_t>(b.B) * c.num_labels;
-      s.dlogits.resize(n);
-      T* d = s.dlogits.data();
-      switch (resolve_problem_type(c, b)) {
-        case ProblemType::SingleLabel:
-          if (b.labels.empty()) fail("classification loss: the batch has no labels");
-          return {kernels::cross_entropy(logits, b.labels.data(), d, b.B, c.num_labels, norm), norm};
-        case ProblemType::Regression:
-          if (b.float_labels.empty()) fail("regression loss: the batch has no targets");
-          return {kernels::mse(logits, b.float_labels.data(), d, n, norm), norm};
-        case ProblemType::MultiLabel:
-          if (b.float_labels.empty()) fail("multi-label loss: the batch has no targets");
-          return {kernels::bce_with_logits(logits, b.float_labels.data(), d, n, norm), norm};
-        case ProblemType::Unset: break;
-      }
-      break;
-    }
+    case Task::SequenceClassification:
+      return sequence_classification_loss(c, b, s.classifier.logits.data(), s.dlogits, norm);
     default: break;
   }
   fail("a ", c.architecture(), " has no task head, so it has no loss; use a model with a task head");
@@ -154,6 +158,8 @@ std::vector<HeadOutput<T>> EncoderHeads::outputs(const ModelConfig& c, const Bat
 }
 
 #define STRATA_INSTANTIATE(T)                                                                                      \
+  template LossResult sequence_classification_loss<T>(const ModelConfig&, const Batch&, const T*, Buffer<T>&,      \
+                                                      double);                                                     \
   template double span_loss<T>(const T*, const T*, const Batch&, T*, T*, double);                                  \
   template const T* EncoderHeads::forward<T>(const ModelConfig&, nn::Flat<T>, const T*, int, int,                  \
                                              const nn::DropoutCtx&, EncoderHeadState<T>&) const;                   \

@@ -43,6 +43,13 @@ struct EncoderHeads {
   std::vector<HeadOutput<T>> outputs(const ModelConfig& c, const Batch& b, const EncoderHeadState<T>& s) const;
 };
 
+// Sequence classification's loss per problem type, as HF's *ForSequenceClassification
+// computes it (cross entropy, MSE or BCE-with-logits) on logits [B, num_labels]; writes
+// dlogits. Shared by every architecture with a sequence-classification head.
+template <typename T>
+LossResult sequence_classification_loss(const ModelConfig& c, const Batch& b, const T* logits, Buffer<T>& dlogits,
+                                        double norm);
+
 // Question answering's loss as HF computes it: positions are clamped to [0, T], position T
 // is ignored, and the loss is the mean of the start and end cross entropies. Writes the
 // gradients of both logit rows [B, T].

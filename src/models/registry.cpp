@@ -5,13 +5,14 @@
 #include <cstring>
 
 #include "models/bert/bert_architectures.h"
+#include "models/gpt2/gpt2_architecture.h"
 #include "util/error.h"
 
 namespace strata {
 
 const std::vector<const Architecture*>& all_architectures() {
   static const std::vector<const Architecture*> all = {&kBertArchitecture, &kRobertaArchitecture,
-                                                       &kDistilBertArchitecture};
+                                                       &kDistilBertArchitecture, &kGpt2Architecture};
   return all;
 }
 

@@ -46,6 +46,19 @@ inline void linear_backward(const LinearSpec& s, Flat<T> f, const T* x, const T*
                           s.out);
 }
 
+// HF's Conv1D (GPT-2): the same spec, but the weight at s.w is stored [in, out] (HF's
+// layout, kept in the flat buffer so checkpoints stay a walk of the table).
+template <typename T>
+inline void conv1d_forward(const LinearSpec& s, Flat<T> f, const T* x, T* y, int N) {
+  kernels::conv1d_forward(x, f.p + s.w, s.b == LinearSpec::kNoBias ? nullptr : f.p + s.b, y, N, s.in, s.out);
+}
+
+template <typename T>
+inline void conv1d_backward(const LinearSpec& s, Flat<T> f, const T* x, const T* dy, T* dx, int N) {
+  kernels::conv1d_backward(x, f.p + s.w, dy, dx, f.g + s.w, s.b == LinearSpec::kNoBias ? nullptr : f.g + s.b, N, s.in,
+                           s.out);
+}
+
 template <typename T>
 inline void layernorm_forward(const LayerNormSpec& s, Flat<T> f, const T* x, T* y, T* mean, T* rstd, int N) {
   kernels::layernorm_forward(x, f.p + s.gamma, f.p + s.beta, y, mean, rstd, N, s.C, s.eps);

@@ -20,28 +20,35 @@ namespace {
 inline float exp_(float x) { return vec::exp(x); }
 inline double exp_(double x) { return std::exp(x); }
 
+// Keys 0..end-1 of row i are candidates (end = i+1 when causal, T otherwise); of those,
+// keys with key_mask == 0 get exactly 0 and the rest the softmax. A row with no valid
+// candidate is uniform over its candidates, which is what HF's additive finfo.min mask gives
+// without causality (with it, HF's sum of two finfo.min masks is ill-defined; strata keeps
+// the row causal).
 template <typename T>
-void masked_softmax_rows(T* S, const int32_t* key_mask, int T_) {
-  int valid = 0;
-  for (int j = 0; j < T_; ++j) valid += key_mask[j] != 0;
+void masked_softmax_rows(T* S, const int32_t* key_mask, int T_, bool causal) {
   for (int i = 0; i < T_; ++i) {
     T* row = S + static_cast<size_t>(i) * T_;
+    const int end = causal ? i + 1 : T_;
+    std::fill(row + end, row + T_, T(0));
+    int valid = 0;
+    for (int j = 0; j < end; ++j) valid += key_mask[j] != 0;
     if (valid == 0) {
-      std::fill(row, row + T_, T(1) / T(T_));
+      std::fill(row, row + end, T(1) / T(end));
       continue;
     }
     T mx = -std::numeric_limits<T>::infinity();
-    for (int j = 0; j < T_; ++j)
+    for (int j = 0; j < end; ++j)
       if (key_mask[j]) mx = std::max(mx, row[j]);
     T sum = 0;
 #pragma omp simd reduction(+ : sum)
-    for (int j = 0; j < T_; ++j) {
+    for (int j = 0; j < end; ++j) {
       const T e = key_mask[j] ? exp_(row[j] - mx) : T(0);
       row[j] = e;
       sum += e;
     }
     const T inv = T(1) / sum;
-    for (int j = 0; j < T_; ++j) row[j] *= inv;
+    for (int j = 0; j < end; ++j) row[j] *= inv;
   }
 }
 
@@ -54,10 +61,12 @@ struct Geometry {
 
 }  // namespace
 
+double AttentionShape::score_scale() const { return scale_scores ? 1.0 / std::sqrt(static_cast<double>(C / NH)) : 1.0; }
+
 template <typename T>
 void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx) {
   const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH};
-  const T scale = T(1) / std::sqrt(T(g.HS));
+  const T scale = static_cast<T>(s.score_scale());
   const DropoutMask drop(s.dropout_p, s.seed, s.stream);
   const int ld3 = 3 * g.C;
 #pragma omp parallel
@@ -71,7 +80,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mas
         const T* v = q + 2 * g.C;
         T* P = probs + g.probs_offset(b, h);
         gemm<T>(false, true, g.T, g.T, g.HS, scale, q, ld3, k, ld3, T(0), P, g.T);
-        masked_softmax_rows(P, mask + g.row0(b), g.T);
+        masked_softmax_rows(P, mask + g.row0(b), g.T, s.causal);
         const T* Pd = P;
         if (drop.active()) {
           drop.apply(P, dropped.data(), dropped.size(), g.probs_offset(b, h));
@@ -87,7 +96,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mas
 template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* dctx, T* dqkv) {
   const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH};
-  const T scale = T(1) / std::sqrt(T(g.HS));
+  const T scale = static_cast<T>(s.score_scale());
   const DropoutMask drop(s.dropout_p, s.seed, s.stream);
   const int ld3 = 3 * g.C;
 #pragma omp parallel

@@ -87,6 +87,23 @@ void linear_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, i
   if (db) add_column_sums(dy, db, N, out);
 }
 
+template <typename T>
+void conv1d_forward(const T* x, const T* W, const T* b, T* y, int N, int in, int out) {
+  if (b) {
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; ++n) std::copy(b, b + out, y + static_cast<size_t>(n) * out);
+  }
+  gemm<T>(false, false, N, out, in, T(1), x, in, W, out, b ? T(1) : T(0), y, out);
+}
+
+template <typename T>
+void conv1d_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int N, int in,
+                     int out) {
+  if (dx) gemm<T>(false, true, N, in, out, T(1), dy, out, W, out, T(0), dx, in);
+  gemm<T>(true, false, in, out, N, T(1), x, in, dy, out, T(1), dW, out);
+  if (db) add_column_sums(dy, db, N, out);
+}
+
 template void gemm<float>(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 template void gemm<double>(bool, bool, int, int, int, double, const double*, int, const double*, int, double, double*,
                            int);
@@ -95,6 +112,13 @@ template void linear_forward<double>(const double*, const double*, const double*
 template void linear_backward<float>(const float*, const float*, const float*, float*, float*, float*,
                                      int, int, int);
 template void linear_backward<double>(const double*, const double*, const double*, double*, double*,
+                                      double*, int, int, int);
+
+template void conv1d_forward<float>(const float*, const float*, const float*, float*, int, int, int);
+template void conv1d_forward<double>(const double*, const double*, const double*, double*, int, int, int);
+template void conv1d_backward<float>(const float*, const float*, const float*, float*, float*, float*,
+                                     int, int, int);
+template void conv1d_backward<double>(const double*, const double*, const double*, double*, double*,
                                       double*, int, int, int);
 
 }  // namespace strata::kernels

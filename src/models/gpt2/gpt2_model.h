@@ -1,0 +1,73 @@
+// GPT-2 (HF GPT2Model / GPT2LMHeadModel / GPT2ForSequenceClassification /
+// GPT2ForTokenClassification): token + learned position embeddings, pre-LN causal blocks
+// (nn/decoder_layer.h), final LayerNorm ln_f, task head.
+//
+// Units: 0 = embeddings (wte, wpe, embd dropout), 1..L = blocks, L+1 = the head unit, which
+// starts with ln_f: the hidden state between units is always the un-normalised residual
+// stream, and the Base model's head unit is ln_f alone (its output is HF's last_hidden_state).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "models/model.h"
+#include "nn/decoder_layer.h"
+#include "nn/heads.h"
+
+namespace strata {
+
+template <typename T>
+struct Gpt2State : ModelState {
+  Buffer<T> input;  // the hidden state entering a range that starts past the embeddings
+  std::vector<int32_t> position_ids;
+  Buffer<T> embeddings;                         // [N, C] after embd dropout
+  std::vector<nn::DecoderLayerSaved<T>> layers;  // per block; infer() uses the first two in turn
+  const T* last_hidden = nullptr;               // input of the head unit (ln_f) in the last forward
+  // head unit
+  Buffer<T> final_hidden, final_mean, final_rstd;  // ln_f output [N, C] and stats
+  std::vector<int> last_token;                     // sequence classification: the pooled position per row
+  Buffer<T> pooled;                                // [B, C]
+  Buffer<T> logits, dlogits;
+  std::vector<int32_t> shifted_labels;  // causal LM: labels[:, 1:], -100 at each row's end
+  // backward scratch, reused across steps
+  nn::DecoderLayerScratch<T> scratch;
+  Buffer<T> d_hidden, d_hidden_next, d_final, d_pooled, head_scratch;
+};
+
+template <typename T>
+class Gpt2Model final : public Model<T> {
+ public:
+  explicit Gpt2Model(const ModelConfig& config);
+
+  int num_blocks() const override { return static_cast<int>(layers_.size()); }
+  std::vector<size_t> unit_parameters(int u) const override { return unit_params_.at(static_cast<size_t>(u)); }
+  std::unique_ptr<ModelState> new_state() const override { return std::make_unique<Gpt2State<T>>(); }
+  const T* forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
+                   ModelState& state) const override;
+  LossResult loss(const Batch& b, ModelState& state, double norm = 0) const override;
+  const T* backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output, ModelState& state,
+                    const GradsFinalHook& grads_final = {}) override;
+  std::vector<HeadOutput<T>> head_outputs(const Batch& b, const ModelState& state) const override;
+  const T* infer(const Batch& b, ModelState& state) const override;
+  size_t activation_values(int B, int T_) const override;
+  size_t scratch_values(int B, int T_) const override;
+  using Model<T>::forward;
+  using Model<T>::backward;
+
+ private:
+  void build();
+  nn::LinearSpec add_conv1d(const std::string& name, int in, int out, double std = -1);
+  void embed(const Batch& b, const nn::DropoutCtx& drop, Gpt2State<T>& s) const;
+  const T* head_forward(const Batch& b, const nn::DropoutCtx& drop, const T* h, Gpt2State<T>& s) const;
+  const T* block_input(const Gpt2State<T>& s, UnitRange r, int i) const;
+
+  size_t wte_ = 0, wpe_ = 0;
+  std::vector<nn::DecoderLayerSpec> layers_;
+  nn::LayerNormSpec ln_f_{};
+  nn::LinearSpec lm_head_{};  // tied: w = wte
+  nn::LinearSpec score_{};    // sequence classification, no bias
+  nn::TokenHeadSpec token_{};
+  size_t head_begin_ = 0;  // flat offset of ln_f, the head unit's first own parameter
+  std::vector<std::vector<size_t>> unit_params_;
+};
+
+}  // namespace strata

@@ -1,0 +1,84 @@
+#include "nn/decoder_layer.h"
+
+namespace strata::nn {
+
+namespace {
+enum Stream : uint64_t { kAttnProbs = 0, kAttnResid = 1, kMlpResid = 2 };
+
+kernels::AttentionShape attention_shape(const DecoderLayerSpec& s, int B, int T_, const DropoutCtx& drop) {
+  kernels::AttentionShape as{B, T_, s.c_attn.in, s.num_heads, drop.p(s.attn_dropout), drop.seed, s.stream + kAttnProbs};
+  as.causal = true;
+  as.scale_scores = s.scale_attn;
+  return as;
+}
+}  // namespace
+
+template <typename T>
+void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
+                           const DropoutCtx& drop, DecoderLayerSaved<T>& sv) {
+  const int N = B * T_, C = s.c_attn.in, F = s.c_fc.out;
+  const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
+  for (Buffer<T>* b : {&sv.a1, &sv.ctx, &sv.h, &sv.a2, &sv.out}) b->resize(NC);
+  for (Buffer<T>* b : {&sv.mean1, &sv.rstd1, &sv.mean2, &sv.rstd2}) b->resize(N);
+  sv.qkv.resize(3 * NC);
+  sv.probs.resize(static_cast<size_t>(B) * s.num_heads * T_ * T_);
+  sv.pre.resize(NF);
+  sv.act.resize(NF);
+
+  layernorm_forward(s.ln_1, f, x, sv.a1.data(), sv.mean1.data(), sv.rstd1.data(), N);
+  conv1d_forward(s.c_attn, f, sv.a1.data(), sv.qkv.data(), N);
+  kernels::attention_forward(attention_shape(s, B, T_, drop), sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
+  conv1d_forward(s.attn_proj, f, sv.ctx.data(), sv.h.data(), N);
+  kernels::dropout_forward(sv.h.data(), sv.h.data(), NC, drop.p(s.resid_dropout), drop.seed, s.stream + kAttnResid);
+  kernels::add(sv.h.data(), x, sv.h.data(), NC);
+
+  layernorm_forward(s.ln_2, f, sv.h.data(), sv.a2.data(), sv.mean2.data(), sv.rstd2.data(), N);
+  conv1d_forward(s.c_fc, f, sv.a2.data(), sv.pre.data(), N);
+  kernels::activation_forward(s.act, sv.pre.data(), sv.act.data(), NF);
+  conv1d_forward(s.mlp_proj, f, sv.act.data(), sv.out.data(), N);
+  kernels::dropout_forward(sv.out.data(), sv.out.data(), NC, drop.p(s.resid_dropout), drop.seed, s.stream + kMlpResid);
+  kernels::add(sv.out.data(), sv.h.data(), sv.out.data(), NC);
+}
+
+template <typename T>
+void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_, const DropoutCtx& drop,
+                            const DecoderLayerSaved<T>& sv, const T* dout, T* dx, DecoderLayerScratch<T>& sc) {
+  const int N = B * T_, C = s.c_attn.in, F = s.c_fc.out;
+  const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
+  for (Buffer<T>* b : {&sc.d_h, &sc.d_c1, &sc.d_c2}) b->resize(NC);
+  sc.d_f.resize(NF);
+  sc.d_qkv.resize(3 * NC);
+  T* d_h = sc.d_h.data();
+  T* d_t = sc.d_c1.data();
+  T* d_a = sc.d_c2.data();
+
+  // MLP branch, then the residual: d_h = dout + LN2'(...)
+  kernels::dropout_backward(dout, d_t, NC, drop.p(s.resid_dropout), drop.seed, s.stream + kMlpResid);
+  conv1d_backward(s.mlp_proj, f, sv.act.data(), d_t, sc.d_f.data(), N);
+  kernels::activation_backward(s.act, sv.pre.data(), sc.d_f.data(), sc.d_f.data(), NF);
+  conv1d_backward(s.c_fc, f, sv.a2.data(), sc.d_f.data(), d_a, N);
+  layernorm_backward(s.ln_2, f, sv.h.data(), sv.mean2.data(), sv.rstd2.data(), d_a, d_h, N);
+  kernels::add(d_h, dout, d_h, NC);
+
+  // Attention branch, then the residual: dx = d_h + LN1'(...)
+  kernels::dropout_backward(d_h, d_t, NC, drop.p(s.resid_dropout), drop.seed, s.stream + kAttnResid);
+  T* d_ctx = d_a;
+  conv1d_backward(s.attn_proj, f, sv.ctx.data(), d_t, d_ctx, N);
+  kernels::attention_backward(attention_shape(s, B, T_, drop), sv.qkv.data(), sv.probs.data(), d_ctx,
+                              sc.d_qkv.data());
+  T* d_a1 = d_t;
+  conv1d_backward(s.c_attn, f, sv.a1.data(), sc.d_qkv.data(), d_a1, N);
+  layernorm_backward(s.ln_1, f, x, sv.mean1.data(), sv.rstd1.data(), d_a1, dx, N);
+  kernels::add(dx, d_h, dx, NC);
+}
+
+#define STRATA_INSTANTIATE(T)                                                                                       \
+  template void decoder_layer_forward<T>(const DecoderLayerSpec&, Flat<T>, const T*, const int32_t*, int, int,       \
+                                         const DropoutCtx&, DecoderLayerSaved<T>&);                                  \
+  template void decoder_layer_backward<T>(const DecoderLayerSpec&, Flat<T>, const T*, int, int, const DropoutCtx&,   \
+                                          const DecoderLayerSaved<T>&, const T*, T*, DecoderLayerScratch<T>&);
+STRATA_INSTANTIATE(float)
+STRATA_INSTANTIATE(double)
+#undef STRATA_INSTANTIATE
+
+}  // namespace strata::nn

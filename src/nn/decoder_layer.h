@@ -1,0 +1,60 @@
+// The pre-LN causal transformer block of GPT-2 (HF GPT2Block, Conv1D projections):
+//   h   = x + dropout(c_proj(attn(LN1(x))))
+//   out = h + dropout(mlp_proj(act(c_fc(LN2(h)))))
+// Attention is causal and also masks padded keys. forward fills a caller-owned Saved;
+// backward reads it (same contract as nn/encoder_layer.h).
+#pragma once
+#include "nn/flat.h"
+#include "tensor/buffer.h"
+
+namespace strata::nn {
+
+struct DecoderLayerSpec {
+  LayerNormSpec ln_1;
+  LinearSpec c_attn;     // Conv1D [C, 3C]: q | k | v
+  LinearSpec attn_proj;  // Conv1D [C, C]
+  LayerNormSpec ln_2;
+  LinearSpec c_fc;       // Conv1D [C, F]
+  LinearSpec mlp_proj;   // Conv1D [F, C]
+  int num_heads;
+  bool scale_attn;  // divide scores by sqrt(HS)
+  kernels::Activation act;
+  float attn_dropout;   // on attention probabilities (attn_pdrop)
+  float resid_dropout;  // after each output projection (resid_pdrop)
+  uint64_t stream;      // first of this layer's three dropout streams
+};
+
+template <typename T>
+struct DecoderLayerSaved {
+  Buffer<T> a1, mean1, rstd1;  // LN1 output and stats
+  Buffer<T> qkv;               // [N, 3C]
+  Buffer<T> probs;             // [B, NH, T, T]
+  Buffer<T> ctx;               // [N, C]
+  Buffer<T> h;                 // residual stream after attention (LN2 input)
+  Buffer<T> a2, mean2, rstd2;  // LN2 output and stats
+  Buffer<T> pre, act;          // MLP pre-activation and activation [N, F]
+  Buffer<T> out;               // [N, C]
+  // Values kept per layer for batch B x T (what forward allocates).
+  static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_) {
+    return 6 * N * C + 4 * N + B * NH * T_ * T_ + 2 * N * F;
+  }
+};
+
+template <typename T>
+struct DecoderLayerScratch {
+  Buffer<T> d_h, d_c1, d_c2;  // [N, C]
+  Buffer<T> d_f;              // [N, F]
+  Buffer<T> d_qkv;            // [N, 3C]
+  static size_t values(size_t N, size_t C, size_t F) { return 6 * N * C + N * F; }
+};
+
+template <typename T>
+void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
+                           const DropoutCtx& drop, DecoderLayerSaved<T>& saved);
+
+// dx is written (may not alias dout); parameter gradients are accumulated.
+template <typename T>
+void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_, const DropoutCtx& drop,
+                            const DecoderLayerSaved<T>& saved, const T* dout, T* dx, DecoderLayerScratch<T>& scratch);
+
+}  // namespace strata::nn
