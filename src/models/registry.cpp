@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "models/albert/albert_architecture.h"
 #include "models/bert/bert_architectures.h"
 #include "util/error.h"
 
@@ -11,7 +12,7 @@ namespace strata {
 
 const std::vector<const Architecture*>& all_architectures() {
   static const std::vector<const Architecture*> all = {&kBertArchitecture, &kRobertaArchitecture,
-                                                       &kDistilBertArchitecture};
+                                                       &kDistilBertArchitecture, &kAlbertArchitecture};
   return all;
 }
 
