@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "models/albert/albert_architecture.h"
 #include "models/bert/bert_architectures.h"
 #include "models/gpt2/gpt2_architecture.h"
 #include "util/error.h"
@@ -12,7 +13,8 @@ namespace strata {
 
 const std::vector<const Architecture*>& all_architectures() {
   static const std::vector<const Architecture*> all = {&kBertArchitecture, &kRobertaArchitecture,
-                                                       &kDistilBertArchitecture, &kGpt2Architecture};
+                                                       &kDistilBertArchitecture, &kAlbertArchitecture,
+                                                       &kGpt2Architecture};
   return all;
 }
 
