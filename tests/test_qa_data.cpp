@@ -17,6 +17,7 @@
 #include "data/qa_batches.h"
 #include "data/qa_examples.h"
 #include "data/qa_features.h"
+#include "data/special_layout.h"
 #include "data/tokenizer_encoder.h"
 #include "io/files.h"
 #include "test_util_fs.h"
@@ -149,6 +150,32 @@ TEST_P(QaFeaturesHf, EvalFeaturesKeepContextOffsetsOnly) {
 INSTANTIATE_TEST_SUITE_P(Tokenizers, QaFeaturesHf, ::testing::Values("bert-wordpiece-8k", "bpe-8k"),
                          [](const auto& info) { return info.param == "bpe-8k" ? std::string("Bpe") : std::string("Bert"); });
 
+TEST(QaFeatures, SpecialLayoutOfEachPostProcessor) {
+  // Template (BERT, ALBERT), RoBERTa and byte-level (GPT-2: none) post-processors.
+  auto ids = [](const tok::Tokenizer& t, std::initializer_list<const char*> names) {
+    std::vector<int32_t> out;
+    for (const char* n : names) out.push_back(*t.token_to_id(n));
+    return out;
+  };
+  for (const char* name : {"bert-wordpiece-8k", "albert-spm-8k"}) {
+    const tok::Tokenizer t = tok::Tokenizer::from_dir(tokenizer_dir(name));
+    const data::SpecialLayout pair = data::special_layout(t, true), single = data::special_layout(t, false);
+    EXPECT_EQ(pair.before.ids, ids(t, {"[CLS]"})) << name;
+    EXPECT_EQ(pair.between.ids, ids(t, {"[SEP]"})) << name;
+    EXPECT_EQ(pair.after.ids, ids(t, {"[SEP]"})) << name;
+    EXPECT_EQ(pair.after.type_ids, std::vector<int32_t>{1}) << name;
+    EXPECT_EQ(pair.second_type, 1) << name;
+    EXPECT_TRUE(single.between.ids.empty()) << name;
+    EXPECT_EQ(single.size(), 2u) << name;
+  }
+  const tok::Tokenizer roberta = tok::Tokenizer::from_dir(tokenizer_dir("bpe-8k"));
+  const data::SpecialLayout r = data::special_layout(roberta, true);
+  EXPECT_EQ(r.between.ids, ids(roberta, {"</s>", "</s>"}));
+  EXPECT_EQ(r.second_type, 0);  // RoBERTa has one token type
+  const data::SpecialLayout g = data::special_layout(tok::Tokenizer::from_dir(tokenizer_dir("gpt2")), true);
+  EXPECT_EQ(g.size(), 0u);
+}
+
 TEST(QaFeatures, LongContextWindowsCoverTheWholeContext) {
   // Windows overlap by doc_stride tokens and the last one ends with the context, however long
   // (tokenizers 0.23's own overflowing windows stop after max_length tokens).
@@ -246,11 +273,9 @@ TEST(QaPostprocess, MatchesUtilsQa) {
     o.n_best_size = run["n_best_size"].get<size_t>();
     o.max_answer_length = run["max_answer_length"].get<size_t>();
     o.null_score_diff_threshold = run["null_score_diff_threshold"].get<double>();
-    SCOPED_TRACE(run.dump().substr(0, 0) + (o.version_2_with_negative ? "v2" : "v1") + " n_best " +
-                 std::to_string(o.n_best_size));
+    SCOPED_TRACE(std::string(o.version_2_with_negative ? "v2" : "v1") + " n_best " + std::to_string(o.n_best_size));
     const std::vector<QaPrediction> preds = postprocess_qa_predictions(ex, f, logits, o);
     ASSERT_EQ(preds.size(), ex.examples.size());
-    std::vector<SquadPrediction> sp;
     for (const QaPrediction& p : preds) {
       SCOPED_TRACE(p.id);
       EXPECT_EQ(p.prediction_text, run["predictions"][p.id].get<std::string>());
@@ -268,14 +293,11 @@ TEST(QaPostprocess, MatchesUtilsQa) {
       } else {
         EXPECT_FALSE(p.score_diff.has_value());
       }
-      sp.push_back({p.id, p.prediction_text, 0.0});
     }
-    std::vector<SquadReference> refs;
-    for (const data::QaExample& e : ex.examples) {
-      SquadReference r{e.id, {}};
-      for (const auto& a : e.answers) r.answers.push_back(a.text);
-      if (o.version_2_with_negative || !r.answers.empty()) refs.push_back(r);
-    }
+    std::vector<SquadPrediction> sp = squad_predictions(preds);
+    std::vector<SquadReference> refs = squad_references(ex);
+    if (!o.version_2_with_negative)  // v1.1 cannot score unanswerable questions
+      std::erase_if(refs, [](const SquadReference& r) { return r.answers.empty(); });
     auto expect_map = [](const std::map<std::string, double>& got, const nlohmann::json& want) {
       ASSERT_EQ(got.size(), want.size());
       for (const auto& [k, v] : want.items()) {

@@ -111,6 +111,24 @@ std::vector<QaPrediction> postprocess_qa_predictions(const data::QaExamples& exa
   return out;
 }
 
+std::vector<SquadPrediction> squad_predictions(const std::vector<QaPrediction>& preds) {
+  std::vector<SquadPrediction> out;
+  out.reserve(preds.size());
+  for (const QaPrediction& p : preds) out.push_back({p.id, p.prediction_text, 0.0});
+  return out;
+}
+
+std::vector<SquadReference> squad_references(const data::QaExamples& examples) {
+  std::vector<SquadReference> out;
+  out.reserve(examples.examples.size());
+  for (const data::QaExample& e : examples.examples) {
+    SquadReference r{e.id, {}};
+    for (const data::QaAnswer& a : e.answers) r.answers.push_back(a.text);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 void write_qa_predictions(const std::string& dir, const std::string& prefix, const std::vector<QaPrediction>& preds) {
   nlohmann::ordered_json best = nlohmann::ordered_json::object(), nbest = nlohmann::ordered_json::object(),
                          odds = nlohmann::ordered_json::object();

@@ -19,6 +19,7 @@
 
 #include "data/qa_examples.h"
 #include "data/qa_features.h"
+#include "train/squad_metrics.h"
 
 namespace strata {
 
@@ -30,8 +31,10 @@ struct QaPostprocessOptions {
 };
 
 // The logits of every feature, rows of `width` floats: feature f's are
-// [f * width, (f + 1) * width). A feature shorter than the row (a padded batch) has padding
-// positions there; they take part in the top-n selection, as in HF, but are never an answer.
+// [f * width, (f + 1) * width), rows in feature order (Batch::example_ids are feature
+// indices). Positions past a feature's length hold what the model gave for its batch's padding,
+// and -100 past its batch's width, as HF's nested_concat pads them: they take part in the top-n
+// selection, as in HF, but are never an answer.
 struct QaLogits {
   size_t width = 0;
   std::vector<float> start, end;
@@ -55,6 +58,11 @@ struct QaPrediction {
 // cover every feature.
 std::vector<QaPrediction> postprocess_qa_predictions(const data::QaExamples& examples, const data::QaFeatures& features,
                                                      const QaLogits& logits, const QaPostprocessOptions& opts);
+
+// run_qa's post_processing_function: what the squad / squad_v2 metrics take (no-answer
+// probability 0, as run_qa passes), and every example's gold answers.
+std::vector<SquadPrediction> squad_predictions(const std::vector<QaPrediction>& preds);
+std::vector<SquadReference> squad_references(const data::QaExamples& examples);
 
 // HF's output files in `dir`: <prefix>_predictions.json ({id: text}),
 // <prefix>_nbest_predictions.json ({id: [{start_logit, end_logit, text, probability}]}) and,
