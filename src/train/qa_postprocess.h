@@ -8,7 +8,8 @@
 // features) joins the list, and "" is predicted when its score exceeds the best non-null
 // answer's by more than null_score_diff_threshold.
 //
-// Scores are float sums of the float logits, as HF's numpy float32 arrays give them. Ties in
+// Scores are float sums of the float logits, as HF's numpy float32 arrays give them (the
+// softmax runs in double: probabilities agree with HF's float32 ones to ~1e-7). Ties in
 // the top-n selection go to the higher position (numpy's argsort, reversed); ties in the
 // n-best sort keep feature, start, end order (Python's stable sort).
 #pragma once
