@@ -6,12 +6,6 @@ namespace strata::data {
 
 namespace {
 
-std::optional<int32_t> first_known(const tok::Tokenizer& tok, std::initializer_list<std::string_view> names) {
-  for (std::string_view n : names)
-    if (auto id = tok.token_to_id(n)) return id;
-  return std::nullopt;
-}
-
 // A tokenizer with padding configured pads even single encodings (HF pads in encode());
 // the collator pads per batch, so positions outside the attention mask are dropped here.
 Encoded unpadded(const tok::Encoding& e) {
@@ -31,6 +25,19 @@ Encoded unpadded(const tok::Encoding& e) {
 
 }  // namespace
 
+std::optional<int32_t> first_known_token(const tok::Tokenizer& tok, std::initializer_list<std::string_view> names) {
+  for (std::string_view n : names)
+    if (auto id = tok.token_to_id(n)) return id;
+  return std::nullopt;
+}
+
+int32_t pad_token_id(const tok::Tokenizer& tok) {
+  if (tok.padding()) return tok.padding()->pad_id;
+  const auto pad = first_known_token(tok, {"[PAD]", "<pad>"});
+  if (!pad) fail("tokenizer: no padding token (padding is not configured and the vocabulary has neither [PAD] nor <pad>)");
+  return *pad;
+}
+
 TokenizerEncoder::TokenizerEncoder(tok::Tokenizer& tok, size_t max_length)
     : tok_(tok), max_length_(max_length), vocab_size_(tok.vocab_size()) {
   if (max_length == 0) {
@@ -41,15 +48,8 @@ TokenizerEncoder::TokenizerEncoder(tok::Tokenizer& tok, size_t max_length)
     t.strategy = tok::TruncationStrategy::LongestFirst;
     tok.set_truncation(t);
   }
-  if (tok.padding()) {
-    pad_id_ = tok.padding()->pad_id;
-  } else {
-    const auto pad = first_known(tok, {"[PAD]", "<pad>"});
-    if (!pad)
-      fail("tokenizer: no padding token (padding is not configured and the vocabulary has neither [PAD] nor <pad>)");
-    pad_id_ = *pad;
-  }
-  mask_id_ = first_known(tok, {"[MASK]", "<mask>"});
+  pad_id_ = pad_token_id(tok);
+  mask_id_ = first_known_token(tok, {"[MASK]", "<mask>"});
 }
 
 Encoded TokenizerEncoder::encode(std::string_view text) const { return unpadded(tok_.encode(text)); }

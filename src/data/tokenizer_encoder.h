@@ -1,10 +1,17 @@
 // The TextEncoder of a real tokenizer: HF's tokenizer(text, truncation=True,
 // max_length=max_seq_length) as run_glue.py / run_mlm.py call it.
 #pragma once
+#include <initializer_list>
+
 #include "data/text_encoder.h"
 #include "tokenizers/tokenizer.h"
 
 namespace strata::data {
+
+// The id of the first of `names` the vocabulary has.
+std::optional<int32_t> first_known_token(const tok::Tokenizer& tok, std::initializer_list<std::string_view> names);
+// The tokenizer's padding id, else that of [PAD] or <pad>; an error when there is none.
+int32_t pad_token_id(const tok::Tokenizer& tok);
 
 class TokenizerEncoder final : public TextEncoder {
  public:
