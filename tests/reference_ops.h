@@ -200,25 +200,27 @@ struct QkvIndex {
 };
 
 // probs[b,h,t,:] = softmax over valid keys of q.k * scale (masked keys exactly 0; uniform when
-// no key is valid); ctx = probs v. No dropout.
+// no key is valid); ctx = probs v. No dropout. Causal: keys u > t are never valid, and a row
+// with no valid key is uniform over keys 0..t. scale = 1/sqrt(HS), or 1 without scale_scores.
 inline void attention_forward(const AttentionShape& s, const double* qkv, const int32_t* mask,
                               double* probs, double* ctx) {
   assert(s.dropout_p == 0);
   const QkvIndex ix{s};
   const int HS = ix.HS();
-  const double scale = 1.0 / std::sqrt(double(HS));
+  const double scale = s.scale_scores ? 1.0 / std::sqrt(double(HS)) : 1.0;
   for (int b = 0; b < s.B; ++b) {
-    bool any_valid = false;
-    for (int u = 0; u < s.T; ++u) any_valid = any_valid || mask[b * s.T + u] != 0;
     for (int h = 0; h < s.NH; ++h) {
       for (int t = 0; t < s.T; ++t) {
         double* p = probs + ix.probs_row(b, h, t);
+        const int keys = s.causal ? t + 1 : s.T;  // candidate keys 0..keys-1
+        bool any_valid = false;
+        for (int u = 0; u < keys; ++u) any_valid = any_valid || mask[b * s.T + u] != 0;
         if (!any_valid) {
-          for (int u = 0; u < s.T; ++u) p[u] = 1.0 / s.T;
+          for (int u = 0; u < s.T; ++u) p[u] = u < keys ? 1.0 / keys : 0.0;
         } else {
           std::vector<double> score(s.T);
           double max_score = -INFINITY;
-          for (int u = 0; u < s.T; ++u) {
+          for (int u = 0; u < keys; ++u) {
             if (mask[b * s.T + u] == 0) continue;
             double dot = 0;
             for (int i = 0; i < HS; ++i) dot += qkv[ix.q(b, t, h) + i] * qkv[ix.k(b, u, h) + i];
@@ -227,7 +229,7 @@ inline void attention_forward(const AttentionShape& s, const double* qkv, const 
           }
           double sum = 0;
           for (int u = 0; u < s.T; ++u) {
-            p[u] = mask[b * s.T + u] != 0 ? std::exp(score[u] - max_score) : 0.0;
+            p[u] = u < keys && mask[b * s.T + u] != 0 ? std::exp(score[u] - max_score) : 0.0;
             sum += p[u];
           }
           for (int u = 0; u < s.T; ++u) p[u] /= sum;
@@ -251,7 +253,7 @@ inline void attention_backward(const AttentionShape& s, const double* qkv, const
   assert(s.dropout_p == 0);
   const QkvIndex ix{s};
   const int HS = ix.HS();
-  const double scale = 1.0 / std::sqrt(double(HS));
+  const double scale = s.scale_scores ? 1.0 / std::sqrt(double(HS)) : 1.0;
   for (size_t i = 0; i < size_t(s.B) * s.T * 3 * s.C; ++i) dqkv[i] = 0;
   for (int b = 0; b < s.B; ++b) {
     for (int h = 0; h < s.NH; ++h) {

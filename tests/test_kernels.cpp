@@ -584,6 +584,81 @@ TEST(Kernels, AttentionWithDropoutMatchesFiniteDifferences) {
   check_attention_gradient(a, false);
 }
 
+// GPT-2's causal attention: key u > query t gets probability exactly 0 on top of the padding
+// mask, and scale_scores = false leaves the scores unscaled. Batch 2 has its first two keys
+// masked, so its rows 0 and 1 have no valid key (uniform over keys 0..t).
+AttentionCase causal_attention_case(std::mt19937_64& rng, bool scale_scores, float dropout_p = 0) {
+  AttentionCase a = small_attention_case(rng, false, dropout_p);
+  a.s.causal = true;
+  a.s.scale_scores = scale_scores;
+  a.mask = {1, 0, 1, 1, 0,  //
+            1, 1, 1, 1, 1,  //
+            0, 0, 1, 1, 1};
+  return a;
+}
+
+template <typename T>
+void check_causal_attention(bool scale_scores) {
+  SCOPED_TRACE(type_name<T>());
+  std::mt19937_64 rng(21);
+  const AttentionCase a = causal_attention_case(rng, scale_scores);
+  const AttentionShape& s = a.s;
+  Vec probs(a.probs_size()), ctx(a.ctx_size());
+  ref::attention_forward(s, a.qkv.data(), a.mask.data(), probs.data(), ctx.data());
+  const auto qkv = to<T>(a.qkv);
+  std::vector<T> probst(a.probs_size()), ctxt(a.ctx_size());
+  k::attention_forward<T>(s, qkv.data(), a.mask.data(), probst.data(), ctxt.data());
+  EXPECT_TRUE(close(probst, probs, kTol<T>)) << "probs";
+  EXPECT_TRUE(close(ctxt, ctx, kTol<T>)) << "ctx";
+  for (int b = 0; b < s.B; ++b)
+    for (int h = 0; h < s.NH; ++h)
+      for (int t = 0; t < s.T; ++t)
+        for (int u = t + 1; u < s.T; ++u)
+          EXPECT_EQ(probst[((size_t(b) * s.NH + h) * s.T + t) * s.T + u], T(0)) << "future key b=" << b << " t=" << t;
+
+  const Vec probs_in = round_to_float(probs), dctx = random_vec(rng, a.ctx_size());
+  Vec dqkv(a.qkv_size());
+  ref::attention_backward(s, a.qkv.data(), probs_in.data(), dctx.data(), dqkv.data());
+  const auto pt = to<T>(probs_in), dct = to<T>(dctx);
+  std::vector<T> dqkvt(a.qkv_size(), T(kNaN));
+  k::attention_backward<T>(s, qkv.data(), pt.data(), dct.data(), dqkvt.data());
+  EXPECT_TRUE(close(dqkvt, dqkv, kTol<T>)) << "dqkv";
+}
+
+TEST(Kernels, CausalAttentionMatchesReference) {
+  for (bool scale_scores : {true, false}) {
+    SCOPED_TRACE(scale_scores ? "scaled" : "unscaled");
+    check_causal_attention<float>(scale_scores);
+    check_causal_attention<double>(scale_scores);
+  }
+}
+
+// Rows 0 and 1 of batch 2 have no valid key: their forward is constant in q and k (uniform),
+// so, as for the fully masked batch above, those rows' q and key 0..1's k are left out.
+TEST(Kernels, CausalAttentionBackwardMatchesFiniteDifferences) {
+  for (float p : {0.0f, 0.2f}) {
+    SCOPED_TRACE(p > 0 ? "with dropout" : "no dropout");
+    std::mt19937_64 rng(22);
+    AttentionCase a = causal_attention_case(rng, /*scale_scores=*/p == 0, p);
+    std::mt19937_64 wrng(23);
+    const Vec w = random_vec(wrng, a.ctx_size());
+    Vec probs(a.probs_size()), ctx(a.ctx_size());
+    auto objective = [&] {
+      k::attention_forward<double>(a.s, a.qkv.data(), a.mask.data(), probs.data(), ctx.data());
+      return dot(w, ctx);
+    };
+    objective();
+    Vec dqkv(a.qkv_size());
+    k::attention_backward<double>(a.s, a.qkv.data(), probs.data(), w.data(), dqkv.data());
+    Vec numeric = numeric_grad(a.qkv, objective);
+    for (int t = 0; t < 2; ++t) {
+      const size_t row = (size_t(2) * a.s.T + t) * 3 * a.s.C;
+      for (int c = 0; c < 2 * a.s.C; ++c) dqkv[row + c] = numeric[row + c] = 0;
+    }
+    EXPECT_TRUE(close(dqkv, numeric, kGradTol));
+  }
+}
+
 TEST(Kernels, AttentionDropoutAppliesAfterProbs) {
   std::mt19937_64 rng(15);
   const AttentionCase plain = small_attention_case(rng, false);
