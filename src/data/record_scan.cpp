@@ -6,9 +6,9 @@
 
 #include "data/csv_reader.h"
 #include "data/jsonl_reader.h"
-#include "data/nearest_name.h"
 #include "data/utf8.h"
 #include "util/error.h"
+#include "util/nearest_name.h"
 
 namespace strata::data {
 
@@ -30,6 +30,14 @@ std::vector<std::string> keys_of(const nlohmann::json& obj) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : obj.items()) keys.push_back(k);
   return keys;
+}
+
+// The tail of a missing-column error: " (columns: a, b, c); did you mean 'b'?".
+std::string columns_hint(const std::string& asked, const std::vector<std::string>& candidates) {
+  std::string out = " (columns: ";
+  for (size_t i = 0; i < candidates.size(); ++i) out += (i ? ", " : "") + candidates[i];
+  if (candidates.empty()) out += "none";
+  return out + ")" + did_you_mean(asked, candidates);
 }
 
 // A JSON text field: a string, or null (an empty text, left to the empty-text policy).

@@ -8,6 +8,7 @@
 #include "io/files.h"
 #include "io/safetensors.h"
 #include "util/error.h"
+#include "util/shape_str.h"
 
 namespace strata {
 

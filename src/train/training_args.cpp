@@ -11,6 +11,7 @@
 
 #include "io/files.h"
 #include "util/error.h"
+#include "util/nearest_name.h"
 
 namespace strata {
 
@@ -50,26 +51,10 @@ struct Alias {
 };
 constexpr Alias kAliases[] = {{"evaluation_strategy", "eval_strategy"}};
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::string nearest_name(const std::string& key) {
-  const Field* best = nullptr;
-  size_t best_d = SIZE_MAX;
-  for (const Field& f : kFields) {
-    const size_t d = edit_distance(key, f.name);
-    if (d < best_d) best_d = d, best = &f;
-  }
-  return best_d <= std::max<size_t>(3, key.size() / 3) ? best->name : "";
+std::vector<std::string> field_names() {
+  std::vector<std::string> names;
+  for (const Field& f : kFields) names.emplace_back(f.name);
+  return names;
 }
 
 const Field& find_field(const std::string& key, const std::string& src) {
@@ -78,9 +63,7 @@ const Field& find_field(const std::string& key, const std::string& src) {
     if (k == a.old_name) k = a.name;
   for (const Field& f : kFields)
     if (k == f.name) return f;
-  const std::string near = nearest_name(key);
-  fail(src, ": unknown option '", key, "'", near.empty() ? "" : cat("; did you mean '", near, "'?"),
-       " (see docs/training.md for the list)");
+  fail(src, ": unknown option '", key, "'", did_you_mean(key, field_names()), " (see docs/training.md for the list)");
 }
 
 void assign(TrainingArguments& a, const Field& f, const YAML::Node& v, const std::string& where) {
