@@ -31,7 +31,7 @@ Encoded unpadded(const tok::Encoding& e) {
 
 }  // namespace
 
-TokenizerEncoder::TokenizerEncoder(tok::Tokenizer& tok, size_t max_length)
+TokenizerEncoder::TokenizerEncoder(tok::Tokenizer& tok, size_t max_length, bool pad_token_required)
     : tok_(tok), max_length_(max_length), vocab_size_(tok.vocab_size()) {
   if (max_length == 0) {
     tok.set_truncation(std::nullopt);
@@ -45,9 +45,9 @@ TokenizerEncoder::TokenizerEncoder(tok::Tokenizer& tok, size_t max_length)
     pad_id_ = tok.padding()->pad_id;
   } else {
     const auto pad = first_known(tok, {"[PAD]", "<pad>"});
-    if (!pad)
+    if (!pad && pad_token_required)
       fail("tokenizer: no padding token (padding is not configured and the vocabulary has neither [PAD] nor <pad>)");
-    pad_id_ = *pad;
+    pad_id_ = pad ? *pad : first_known(tok, {"<|endoftext|>", "</s>"}).value_or(0);
   }
   mask_id_ = first_known(tok, {"[MASK]", "<mask>"});
 }
