@@ -1,6 +1,7 @@
 // The data layer: readers (CSV/TSV, JSON Lines, plain text, gzip), their error messages,
-// label resolution, splits, streaming, collation, masked-LM masking and the loader's order
-// guarantees. Tokenizer-free: a whitespace encoder stands in for the tokenizer.
+// label resolution, splits, streaming, collation, masked-LM batches and the loader's order
+// guarantees (masking and pretraining data: test_pretraining_data.cpp). Tokenizer-free: a
+// whitespace encoder stands in for the tokenizer.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -18,18 +19,19 @@
 #include "data/csv_reader.h"
 #include "data/dataset.h"
 #include "data/loader.h"
-#include "data/mlm_batches.h"
-#include "data/mlm_masking.h"
+#include "data/lm_batches.h"
 #include "data/sampler.h"
 #include "data/text_batches.h"
 #include "data/token_source.h"
 #include "data/utf8.h"
+#include "test_util_data.h"
 #include "test_util_fs.h"
 #include "util/error.h"
 
 namespace strata::data {
 namespace {
 
+using test::epoch_batches;
 using test::ScratchDir;
 using test::write_text;
 
@@ -119,28 +121,6 @@ std::vector<CsvRecord> read_csv(std::string_view bytes, char delim = ',') {
   return out;
 }
 
-// Every byte of a batch, so "identical" means byte-identical.
-std::string bytes_of(const Batch& b) {
-  std::string s = std::to_string(b.B) + "x" + std::to_string(b.T) + ";";
-  auto add = [&](const auto& v) {
-    s.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0]));
-    s += '|';
-  };
-  add(b.input_ids);
-  add(b.attention_mask);
-  add(b.token_type_ids);
-  add(b.labels);
-  add(b.float_labels);
-  return s;
-}
-
-std::vector<std::string> epoch_batches(DataLoader& dl, int64_t epoch, size_t first = 0) {
-  std::vector<std::string> out;
-  dl.start(epoch, first);
-  Batch b;
-  while (dl.next(b)) out.push_back(bytes_of(b));
-  return out;
-}
 
 DataOptions options(const std::string& train, std::vector<std::string>* warnings = nullptr) {
   DataOptions o;
@@ -728,44 +708,6 @@ TEST(DataCollator, TruncationKeepsTheFinalSpecialToken) {
 
 // ---- masked LM ----
 
-TEST(DataMlm, MaskingIsDeterministicWithHfRatios) {
-  Encoded base;
-  base.ids.push_back(kCls);
-  for (int i = 0; i < 20000; ++i) base.ids.push_back(4 + i % 900);
-  base.ids.push_back(kSep);
-  base.special_mask.assign(base.ids.size(), 0);
-  base.special_mask.front() = base.special_mask.back() = 1;
-  MlmOptions o;
-  o.seed = 9;
-  o.mask_id = kMask;
-  o.vocab_size = kVocab;
-  Encoded x = base, y = base, z = base;
-  const auto lx = mask_tokens(x, o, 2, 17), ly = mask_tokens(y, o, 2, 17), lz = mask_tokens(z, o, 3, 17);
-  EXPECT_EQ(x.ids, y.ids);
-  EXPECT_EQ(lx, ly);
-  EXPECT_NE(lx, lz);  // another epoch, other masks
-  size_t chosen = 0, masked = 0, random = 0, kept = 0;
-  for (size_t t = 0; t < base.ids.size(); ++t) {
-    if (lx[t] == -100) {
-      EXPECT_EQ(x.ids[t], base.ids[t]);
-      continue;
-    }
-    EXPECT_FALSE(base.special_mask[t]);
-    EXPECT_EQ(lx[t], base.ids[t]);
-    ++chosen;
-    if (x.ids[t] == kMask)
-      ++masked;
-    else if (x.ids[t] == base.ids[t])
-      ++kept;
-    else
-      ++random;
-  }
-  EXPECT_NEAR(chosen / 20000.0, 0.15, 0.01);
-  EXPECT_NEAR(masked / double(chosen), 0.8, 0.03);
-  EXPECT_NEAR(random / double(chosen), 0.1, 0.025);
-  EXPECT_NEAR(kept / double(chosen), 0.1, 0.025);
-}
-
 TEST(DataMlm, GroupedBlocksAndLoaderDeterminism) {
   ScratchDir dir;
   std::string text;
@@ -787,7 +729,7 @@ TEST(DataMlm, GroupedBlocksAndLoaderDeterminism) {
 
   std::vector<std::vector<std::string>> runs;
   for (int workers : {0, 1, 2, 3}) {
-    const auto maker = std::make_shared<MlmBatches>(blocks1, *unlimited, CollatorOptions{16, false, 0}, 0.15, 5);
+    const auto maker = std::make_shared<LmBatches>(blocks1, *unlimited, CollatorOptions{16, false, 0}, MaskedLm{0.15, 5});
     DataLoader dl(maker, loader_options(4, workers));
     auto e0 = epoch_batches(dl, 0), e1 = epoch_batches(dl, 1);
     EXPECT_NE(e0, e1);
@@ -798,7 +740,7 @@ TEST(DataMlm, GroupedBlocksAndLoaderDeterminism) {
 
   // Line by line: each text its own example, padded per batch, labels -100 on padding.
   const auto lines = std::make_shared<EncodedTexts>(d.train, whitespace_encoder(16));
-  const MlmBatches per_line(lines, *unlimited, CollatorOptions{16, false, 0}, 0.5, 5);
+  const LmBatches per_line(lines, *unlimited, CollatorOptions{16, false, 0}, MaskedLm{0.5, 5});
   const std::vector<size_t> idx = {0, 1, 2};
   const Batch b = per_line.make(idx, 0);
   EXPECT_EQ(b.T, 6);

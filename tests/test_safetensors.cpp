@@ -383,7 +383,7 @@ TEST_F(SafetensorsTest, ByteSpanDisagreesWithShape) {
   write_raw(file, R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 20]}})", 24);
   const std::string msg = error_of([&] { SafetensorsFile f(file); });
   EXPECT_CONTAINS(msg, "span.safetensors");
-  EXPECT_CONTAINS(msg, "tensor 'w': shape [2,3] of F32 needs 24 bytes, but data_offsets [0,20] span 20");
+  EXPECT_CONTAINS(msg, "tensor 'w': shape [2, 3] of F32 needs 24 bytes, but data_offsets [0,20] span 20");
 }
 
 TEST_F(SafetensorsTest, ShapeWhoseByteCountOverflows) {

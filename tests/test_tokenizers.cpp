@@ -16,6 +16,7 @@
 
 #include "io/files.h"
 #include "test_util_fs.h"
+#include "tokenizers/byte_fallback.h"
 #include "tokenizers/tokenizer.h"
 #include "tokenizers/unicode.h"
 #include "util/error.h"
@@ -442,6 +443,25 @@ TEST(TokenizerThreads, ConcurrentEncodesMatchSerialOnes) {
     for (auto& th : threads) th.join();
     for (size_t k = 0; k < 2; ++k) EXPECT_EQ(got[k], serial) << name << " thread " << k;
   }
+}
+
+// The one byte-fallback spelling the BPE and Unigram models and the ByteFallback decoder share.
+TEST(TokenizerByteFallback, SpellingAndTable) {
+  EXPECT_EQ(byte_fallback::token_name(0x0A), "<0x0A>");
+  EXPECT_EQ(byte_fallback::token_name(0xFF), "<0xFF>");
+  for (int b = 0; b < 256; ++b) EXPECT_EQ(byte_fallback::token_byte(byte_fallback::token_name(b)), b);
+  EXPECT_EQ(byte_fallback::token_byte("<0xab>"), 0xAB);  // either case, as HF's decoder reads it
+  for (const char* t : {"<0xG0>", "<0x0A", "0x0A>", "<0x0AA>", "<1x0A>", "a"})
+    EXPECT_EQ(byte_fallback::token_byte(t), -1) << t;
+  Vocab v;
+  v["<0x41>"] = 7;
+  v["<0x42>"] = 9;
+  const byte_fallback::ByteIds ids(v);
+  EXPECT_EQ(ids['A'], 7);
+  EXPECT_EQ(ids['C'], -1);
+  EXPECT_TRUE(ids.covers("ABBA"));
+  EXPECT_FALSE(ids.covers("ABC"));
+  EXPECT_FALSE(byte_fallback::ByteIds().covers("A"));
 }
 
 }  // namespace

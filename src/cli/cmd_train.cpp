@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "cli/args.h"
@@ -11,12 +12,12 @@
 #include "data/dataset.h"
 #include "dist/communicator.h"
 #include "data/loader.h"
-#include "data/mlm_batches.h"
+#include "data/pretraining.h"
 #include "data/text_batches.h"
-#include "data/token_source.h"
 #include "data/tokenizer_encoder.h"
 #include "io/files.h"
 #include "kernels/ops.h"
+#include "models/batch_checks.h"
 #include "models/pretrained.h"
 #include "models/registry.h"
 #include "tokenizers/tokenizer.h"
@@ -41,6 +42,7 @@ struct Job {
   std::shared_ptr<data::TokenizerEncoder> encoder;
   data::Datasets data;
   std::unique_ptr<Model<float>> model;
+  std::optional<data::PretrainingOptions> lm;  // language-model pretraining data
 };
 
 ProblemType problem_from(const std::string& s) {
@@ -110,10 +112,18 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& comm, cons
                                                                layout.local_world_size));
   if (comm.size() > 1) dist::check_same_on_all_ranks(comm, fingerprint(a), "configuration or model files");
   job.tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::from_dir(a.tokenizer_name));
-  job.encoder = std::make_shared<data::TokenizerEncoder>(*job.tokenizer, static_cast<size_t>(a.max_seq_length));
 
   // Peek at the model's task to know whether the data is labelled text or raw text for MLM.
-  const bool mlm = model_config(a, nullptr).task == Task::MaskedLM;
+  const ModelConfig peek = model_config(a, nullptr);
+  const bool mlm = peek.task == Task::MaskedLM;
+  data::PretrainingPlan plan;  // of classification data: texts truncated to max_seq_length
+  plan.encoder_max_length = static_cast<size_t>(a.max_seq_length);
+  if (mlm) {
+    job.lm = pretraining_options(a, data::LmObjective::Masked, static_cast<size_t>(max_sequence_length(peek)));
+    plan = data::plan_pretraining(*job.lm);
+  }
+  job.encoder =
+      std::make_shared<data::TokenizerEncoder>(*job.tokenizer, plan.encoder_max_length, plan.pad_token_required);
   data::DataOptions d;
   d.seed = static_cast<uint64_t>(a.seed);
   d.validation_split_percentage = a.validation_split_percentage;
@@ -122,6 +132,7 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& comm, cons
   d.columns.label = mlm ? "" : a.label_column;
   d.problem_type = problem_from(a.problem_type);
   d.streaming = a.streaming;
+  d.keep_blank_lines = plan.keep_blank_lines;
   if (mode == Mode::Train) {
     d.train_file = a.train_file;
     d.validation_file = a.do_eval ? a.validation_file : "";
@@ -169,10 +180,8 @@ std::unique_ptr<data::DataLoader> loader(const Job& job, const std::shared_ptr<c
   col.pad_to_max_length = a.pad_to_max_length;
   col.pad_to_multiple_of = static_cast<size_t>(a.pad_to_multiple_of);
   std::shared_ptr<const data::BatchMaker> maker;
-  if (job.model->config().task == Task::MaskedLM) {
-    const int threads = std::max(1u, std::thread::hardware_concurrency());
-    auto blocks = std::make_shared<data::TokenBlocks>(*ds, *job.encoder, col.max_seq_length, threads);
-    maker = std::make_shared<data::MlmBatches>(blocks, *job.encoder, col, a.mlm_probability, static_cast<uint64_t>(a.seed));
+  if (job.lm) {
+    maker = data::make_pretraining_batches(ds, job.encoder, *job.lm);
   } else {
     maker = std::make_shared<data::TextBatches>(ds, job.encoder, col);
   }

@@ -18,6 +18,7 @@ ScannedFile scan(const std::string& path, const DataOptions& o, bool labels_opti
   so.columns = o.columns;
   so.labels_optional = labels_optional;
   so.skip_empty_text = o.skip_empty_text;
+  so.keep_blank_lines = o.keep_blank_lines;
   so.keep_texts = !o.streaming;
   ScannedFile f = scan_file(path, detect_format(path, o.format, o.delimiter), so);
   const WarnFn& warn = o.warn ? o.warn : WarnFn(default_warn);

@@ -12,9 +12,10 @@
 //
 // Policies: a row whose text (or text pair) is empty or whitespace-only is an error naming
 // file and line unless skip_empty_text is set (then skipped, with one warning per file
-// giving the count and first line); blank lines of plain-text files are always dropped, as in
-// HF run_mlm. Invalid UTF-8 is replaced by U+FFFD (utf8.h), with one warning per file giving
-// the count and first line.
+// giving the count and first line); blank lines of plain-text files are dropped, as in HF
+// run_mlm's line_by_line, unless keep_blank_lines (its grouped texts keep them). Invalid
+// UTF-8 is replaced by U+FFFD (utf8.h), with one warning per file giving the count and first
+// line.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -42,6 +43,7 @@ struct DataOptions {
   char delimiter = 0;                             // 0 = by format
   bool streaming = false;
   bool skip_empty_text = false;
+  bool keep_blank_lines = false;  // plain text: blank lines are examples (grouped LM texts, as HF)
   WarnFn warn;  // receives each warning; default: "warning: ..." on stderr
 };
 

@@ -5,7 +5,7 @@
 #include "data/csv_reader.h"
 #include "data/file_bytes.h"
 #include "data/jsonl_reader.h"
-#include "data/nearest_name.h"
+#include "data/record_scan.h"
 #include "data/utf8.h"
 #include "util/error.h"
 

@@ -6,11 +6,19 @@
 
 #include "data/csv_reader.h"
 #include "data/jsonl_reader.h"
-#include "data/nearest_name.h"
 #include "data/utf8.h"
 #include "util/error.h"
+#include "util/nearest_name.h"
 
 namespace strata::data {
+
+// The tail of a missing-column error: " (columns: a, b, c); did you mean 'b'?".
+std::string columns_hint(const std::string& asked, const std::vector<std::string>& candidates) {
+  std::string out = " (columns: ";
+  for (size_t i = 0; i < candidates.size(); ++i) out += (i ? ", " : "") + candidates[i];
+  if (candidates.empty()) out += "none";
+  return out + ")" + did_you_mean(asked, candidates);
+}
 
 namespace {
 
@@ -48,13 +56,15 @@ class Collector {
   Collector(ScannedFile& out, const ScanOptions& opts) : out_(out), opts_(opts) {}
 
   // Text and pair have had invalid UTF-8 replaced already; `replaced` counts it.
-  void add(size_t line, size_t begin, std::string&& text, std::string&& pair, RawLabel&& label, size_t replaced) {
+  // A blank text is an error or skipped (the empty-text policy) unless `blank_ok`.
+  void add(size_t line, size_t begin, std::string&& text, std::string&& pair, RawLabel&& label, size_t replaced,
+           bool blank_ok = false) {
     if (replaced) {
       if (out_.utf8_replaced == 0) out_.first_replaced_line = line;
       out_.utf8_replaced += replaced;
     }
     const bool has_pair = !opts_.columns.pair.empty();
-    if (blank(text) || (has_pair && blank(pair))) {
+    if (!blank_ok && (blank(text) || (has_pair && blank(pair)))) {
       const std::string& col = blank(text) ? opts_.columns.text : opts_.columns.pair;
       if (!opts_.skip_empty_text)
         fail(out_.path, ": line ", line, ": empty text in column '", col,
@@ -137,7 +147,8 @@ void scan_jsonl(std::string_view bytes, const ScanOptions& opts, ScannedFile& ou
   }
 }
 
-// One example per line; blank lines are dropped, as HF run_mlm's line_by_line does.
+// One example per line; blank lines are dropped, as HF run_mlm's line_by_line does, unless
+// keep_blank_lines.
 void scan_text(std::string_view bytes, const ScanOptions& opts, ScannedFile& out) {
   const Columns& c = opts.columns;
   if (!c.pair.empty())
@@ -153,10 +164,10 @@ void scan_text(std::string_view bytes, const ScanOptions& opts, ScannedFile& out
     const size_t end = nl == std::string_view::npos ? bytes.size() : nl;
     std::string_view view = bytes.substr(pos, end - pos);
     if (view.ends_with('\r')) view.remove_suffix(1);
-    if (!blank(view)) {
+    if (opts.keep_blank_lines || !blank(view)) {
       std::string text(view);
       const size_t replaced = replace_invalid_utf8(text);
-      collect.add(line, pos, std::move(text), std::string(), RawLabel(), replaced);
+      collect.add(line, pos, std::move(text), std::string(), RawLabel(), replaced, opts.keep_blank_lines);
     }
     pos = end + 1;
     ++line;

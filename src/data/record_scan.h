@@ -37,6 +37,9 @@ struct ScanOptions {
   bool labels_optional = false;  // the label column may be absent: then the file is unlabelled
   bool skip_empty_text = false;  // else an empty (or whitespace-only) text is an error
   bool keep_texts = true;        // false: keep byte offsets instead (streaming)
+  // Plain text: blank (whitespace-only) lines are examples too, as HF's text loader yields
+  // them; run_mlm without line_by_line tokenizes them ([CLS] [SEP] for BERT). Else dropped.
+  bool keep_blank_lines = false;
 };
 
 // Where a record's texts are, for re-reading one record by its offset.
@@ -72,5 +75,8 @@ ScannedFile scan_file(const std::string& path, const FileFormat& fmt, const Scan
 // repaired as in the scan.
 void read_record_texts(std::string_view bytes, const RecordLayout& layout, uint64_t offset, std::string& text,
                        std::string& pair);
+
+// The tail of a missing-column error: " (columns: a, b, c); did you mean 'b'?".
+std::string columns_hint(const std::string& asked, const std::vector<std::string>& candidates);
 
 }  // namespace strata::data

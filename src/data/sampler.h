@@ -13,7 +13,7 @@ namespace strata::data {
 
 // Counter streams of the data layer's random draws, kept apart so that no two uses of one
 // seed see correlated numbers.
-enum class RngDomain : uint64_t { Shuffle = 1, ValidationSplit = 2, Masking = 3 };
+enum class RngDomain : uint64_t { Shuffle = 1, ValidationSplit = 2, Masking = 3, WordShuffle = 4 };
 
 // stream id for (domain, epoch, item): distinct for epoch < 2^20 and item < 2^40.
 inline uint64_t rng_stream(RngDomain d, uint64_t epoch, uint64_t item = 0) {

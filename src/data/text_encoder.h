@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -32,6 +33,9 @@ class TextEncoder {
   virtual size_t vocab_size() const = 0;
   // The id of [MASK] / <mask>, for masked-LM; nullopt when the vocabulary has none.
   virtual std::optional<int32_t> mask_id() const = 0;
+  // The vocabulary's spelling of `id` ("##ing", "Ġthe", "▁the"), which whole-word masking reads
+  // word boundaries from; nullopt when unknown (the default: an encoder without a vocabulary).
+  virtual std::optional<std::string> id_to_token(int32_t) const { return std::nullopt; }
 };
 
 // A TextEncoder assembled from functions: the seam through which tests (and tools without a
@@ -47,6 +51,7 @@ class FunctionEncoder final : public TextEncoder {
     int32_t pad_id = 0;
     size_t vocab_size = 0;
     std::optional<int32_t> mask_id;
+    std::function<std::optional<std::string>(int32_t)> id_to_token;  // may be empty
   };
   explicit FunctionEncoder(Spec spec) : s_(std::move(spec)) {}
 
@@ -56,6 +61,9 @@ class FunctionEncoder final : public TextEncoder {
   int32_t pad_id() const override { return s_.pad_id; }
   size_t vocab_size() const override { return s_.vocab_size; }
   std::optional<int32_t> mask_id() const override { return s_.mask_id; }
+  std::optional<std::string> id_to_token(int32_t id) const override {
+    return s_.id_to_token ? s_.id_to_token(id) : std::nullopt;
+  }
 
  private:
   Spec s_;

@@ -31,16 +31,22 @@ class EncodedTexts final : public TokenSource {
   std::shared_ptr<const TextEncoder> encoder_;
 };
 
-// HF group_texts: every text encoded whole (special tokens included: the encoder must not
-// truncate), concatenated in dataset order and cut into blocks of block_size tokens; the
-// remainder shorter than a block is dropped, unless the corpus is shorter than one block,
-// which then is the only block. Blocks are single-segment (token types 0) and keep the
+// HF group_texts, as run_mlm.py / run_clm.py apply it: every text encoded whole (special
+// tokens included, as the tokenizer adds them per text; the encoder must not truncate), then
+// the texts taken in groups of texts_per_group in dataset order (datasets.map(batched=True)
+// hands group_texts 1000 texts at a time), each group's tokens concatenated and cut into
+// blocks of block_size tokens, the group's remainder shorter than a block dropped (a group
+// with fewer tokens than a block gives none). texts_per_group 0: the whole dataset is one
+// group. No block at all is an error. Blocks are single-segment (token types 0) and keep the
 // special-token marks, so [CLS]/[SEP] inside a block are never masked. Held in memory: 5
 // bytes per token.
 class TokenBlocks final : public TokenSource {
  public:
+  static constexpr size_t kHfTextsPerGroup = 1000;  // datasets.map's default batch_size
+
   // Encodes on `num_threads` threads (0: one); the result does not depend on the count.
-  TokenBlocks(const TextDataset& data, const TextEncoder& encoder, size_t block_size, int num_threads);
+  TokenBlocks(const TextDataset& data, const TextEncoder& encoder, size_t block_size, int num_threads,
+              size_t texts_per_group = kHfTextsPerGroup);
   size_t size() const override { return num_blocks_; }
   Encoded get(size_t i) const override;
 

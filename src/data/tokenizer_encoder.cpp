@@ -38,7 +38,7 @@ int32_t pad_token_id(const tok::Tokenizer& tok) {
   return *pad;
 }
 
-TokenizerEncoder::TokenizerEncoder(tok::Tokenizer& tok, size_t max_length)
+TokenizerEncoder::TokenizerEncoder(tok::Tokenizer& tok, size_t max_length, bool pad_token_required)
     : tok_(tok), max_length_(max_length), vocab_size_(tok.vocab_size()) {
   if (max_length == 0) {
     tok.set_truncation(std::nullopt);
@@ -48,7 +48,14 @@ TokenizerEncoder::TokenizerEncoder(tok::Tokenizer& tok, size_t max_length)
     t.strategy = tok::TruncationStrategy::LongestFirst;
     tok.set_truncation(t);
   }
-  pad_id_ = pad_token_id(tok);
+  if (tok.padding()) {
+    pad_id_ = tok.padding()->pad_id;
+  } else {
+    const auto pad = first_known_token(tok, {"[PAD]", "<pad>"});
+    if (!pad && pad_token_required)
+      fail("tokenizer: no padding token (padding is not configured and the vocabulary has neither [PAD] nor <pad>)");
+    pad_id_ = pad ? *pad : first_known_token(tok, {"<|endoftext|>", "</s>"}).value_or(0);
+  }
   mask_id_ = first_known_token(tok, {"[MASK]", "<mask>"});
 }
 

@@ -17,8 +17,11 @@ class TokenizerEncoder final : public TextEncoder {
  public:
   // Sets tok's truncation to max_length tokens, longest-first (0 turns truncation off), so
   // tok is configured for this encoder: give each encoder its own Tokenizer. tok must outlive
-  // it. The pad id is the tokenizer's padding id, else that of [PAD] or <pad>.
-  TokenizerEncoder(tok::Tokenizer& tok, size_t max_length);
+  // it. The pad id is the tokenizer's padding id, else that of [PAD] or <pad>; a tokenizer
+  // with none is an error unless !pad_token_required (causal LM, whose padding is outside the
+  // attention mask and labelled -100, so any id serves: then <|endoftext|>, </s>, or 0, as
+  // HF scripts set pad_token = eos_token).
+  TokenizerEncoder(tok::Tokenizer& tok, size_t max_length, bool pad_token_required = true);
 
   Encoded encode(std::string_view text) const override;
   Encoded encode(std::string_view text, std::string_view pair) const override;
@@ -26,6 +29,7 @@ class TokenizerEncoder final : public TextEncoder {
   int32_t pad_id() const override { return pad_id_; }
   size_t vocab_size() const override { return vocab_size_; }
   std::optional<int32_t> mask_id() const override { return mask_id_; }
+  std::optional<std::string> id_to_token(int32_t id) const override { return tok_.id_to_token(id); }
 
  private:
   const tok::Tokenizer& tok_;

@@ -19,6 +19,7 @@
 
 #include "io/files.h"
 #include "util/error.h"
+#include "util/shape_str.h"
 
 namespace strata::io {
 
@@ -35,12 +36,6 @@ std::string known_dtype_names() {
                   DType::I16, DType::I8, DType::U8, DType::BOOL})
     names += cat(names.empty() ? "" : ", ", dtype_name(t));
   return names;
-}
-
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += cat(i ? "," : "", shape[i]);
-  return s + "]";
 }
 
 // The little-endian length prefix, read byte by byte so the host's byte order does not matter.
@@ -173,7 +168,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
          "-byte data section");
   const std::optional<uint64_t> need = checked_nbytes(shape, dtype_size(*dtype));
   if (need != end - begin)
-    fail(where, ": shape ", shape_string(shape), " of ", dtype_name(*dtype), " needs ",
+    fail(where, ": shape ", shape_str(shape), " of ", dtype_name(*dtype), " needs ",
          need ? cat(*need) : std::string("more than 2^64"), " bytes, but data_offsets [", begin, ",",
          end, "] span ", end - begin);
 
@@ -391,7 +386,7 @@ void check_writable(const std::string& path, const std::vector<TensorToWrite>& t
     if (t.name == kMetadataKey) fail(path, ": '", kMetadataKey, "' is reserved and cannot name a tensor");
     if (!seen.insert(t.name).second) fail(path, ": tensor '", t.name, "' is given twice");
     for (int64_t d : t.shape)
-      if (d < 0) fail(path, ": tensor '", t.name, "': shape ", shape_string(t.shape), " has a negative dimension");
+      if (d < 0) fail(path, ": tensor '", t.name, "': shape ", shape_str(t.shape), " has a negative dimension");
     if (!t.data && byte_size(t) > 0) fail(path, ": tensor '", t.name, "' has no data");
   }
 }

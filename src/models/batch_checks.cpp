@@ -10,12 +10,16 @@ ProblemType resolve_problem_type(const ModelConfig& c, const Batch& b) {
   return b.float_labels.empty() ? ProblemType::SingleLabel : ProblemType::MultiLabel;
 }
 
+int max_sequence_length(const ModelConfig& c) {
+  return c.max_position_embeddings - c.position_offset;
+}
+
 void check_batch(const ModelConfig& c, const Batch& b, const std::string& src) {
   const size_t n = static_cast<size_t>(b.B) * b.T;
   if (b.B <= 0 || b.T <= 0) fail(src, ": empty batch");
   if (b.input_ids.size() != n || b.attention_mask.size() != n || b.token_type_ids.size() != n)
     fail(src, ": input_ids, attention_mask and token_type_ids must all be [", b.B, " x ", b.T, "]");
-  const int max_t = c.max_position_embeddings - (c.position_offset > 0 ? c.position_offset : 0);
+  const int max_t = max_sequence_length(c);
   if (b.T > max_t)
     fail(src, ": sequence length ", b.T, " exceeds the model's ", max_t, " positions (max_position_embeddings ",
          c.max_position_embeddings, ")");

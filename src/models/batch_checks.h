@@ -11,6 +11,10 @@ namespace strata {
 // (one label -> regression; integer labels -> single-label; float labels -> multi-label).
 ProblemType resolve_problem_type(const ModelConfig& c, const Batch& b);
 
+// The longest sequence the model takes: max_position_embeddings, less RoBERTa's position
+// offset (pad_token_id + 1).
+int max_sequence_length(const ModelConfig& c);
+
 // Checks the batch against the model: shapes, token ids inside the vocabulary, token types,
 // mask values, sequence length vs position embeddings, labels vs task. `source` names the
 // input in error messages.

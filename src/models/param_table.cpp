@@ -26,10 +26,4 @@ const ParamEntry& ParamTable::at(std::string_view name) const {
   return *e;
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 }  // namespace strata

@@ -37,6 +37,4 @@ class ParamTable {
   size_t total_ = 0;
 };
 
-std::string shape_str(const std::vector<int64_t>& shape);  // "[768, 3072]"
-
 }  // namespace strata

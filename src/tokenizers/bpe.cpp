@@ -2,10 +2,10 @@
 // applied until none is left, leftmost first among equal ranks (HF's Word::merge_all).
 // Results are cached per word: tokenizing the same word again is a lookup.
 #include <array>
-#include <cstdio>
 #include <mutex>
 #include <queue>
 
+#include "tokenizers/byte_fallback.h"
 #include "tokenizers/models.h"
 #include "tokenizers/unicode.h"
 #include "util/error.h"
@@ -160,13 +160,7 @@ class Bpe final : public VocabModel {
     if (c_.unk_token) {
       if (auto it = vocab_.find(*c_.unk_token); it != vocab_.end()) unk_id_ = it->second;
     }
-    if (c_.byte_fallback) {
-      for (int b = 0; b < 256; ++b) {
-        char name[8];
-        std::snprintf(name, sizeof name, "<0x%02X>", b);
-        if (auto it = vocab_.find(std::string_view(name)); it != vocab_.end()) byte_ids_[b] = it->second;
-      }
-    }
+    if (c_.byte_fallback) byte_ids_ = byte_fallback::ByteIds(vocab_);
   }
 
   void tokenize(std::string_view text, std::vector<Token>& out) const override {
@@ -253,9 +247,7 @@ class Bpe final : public VocabModel {
       }
       if (c_.byte_fallback) {
         // Every byte of the piece (prefix and suffix included, as HF does) must have a token.
-        bool all = true;
-        for (unsigned char b : s) all &= byte_ids_[b] >= 0;
-        if (all) {
+        if (byte_ids_.covers(s)) {
           for (unsigned char b : s) add(byte_ids_[b], 1);
           continue;
         }
@@ -318,11 +310,7 @@ class Bpe final : public VocabModel {
   FlatMap<MergeTarget> merges_;
   FlatMap<int32_t> char_ids_;  // single-character tokens: code point -> id
   std::optional<int32_t> unk_id_;
-  std::array<int32_t, 256> byte_ids_ = [] {
-    std::array<int32_t, 256> a{};
-    a.fill(-1);
-    return a;
-  }();
+  byte_fallback::ByteIds byte_ids_;  // all -1 without byte_fallback
   WordCache cache_;
 };
 

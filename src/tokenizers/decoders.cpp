@@ -1,5 +1,6 @@
 #include "tokenizers/decoders.h"
 
+#include "tokenizers/byte_fallback.h"
 #include "tokenizers/byte_level.h"
 #include "tokenizers/json_fields.h"
 #include "tokenizers/pattern.h"
@@ -142,9 +143,7 @@ class ByteFallback final : public Decoder {
       pending.clear();
     };
     for (std::string& t : tokens) {
-      int byte = -1;
-      if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>') byte = hex_byte(t[3], t[4]);
-      if (byte >= 0) {
+      if (const int byte = byte_fallback::token_byte(t); byte >= 0) {
         pending += static_cast<char>(byte);
         continue;
       }
@@ -153,17 +152,6 @@ class ByteFallback final : public Decoder {
     }
     flush();
     tokens = std::move(out);
-  }
-
- private:
-  static int hex_byte(char hi, char lo) {
-    auto v = [](char c) {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      return -1;
-    };
-    return v(hi) < 0 || v(lo) < 0 ? -1 : v(hi) * 16 + v(lo);
   }
 };
 
@@ -283,16 +271,9 @@ std::unique_ptr<Decoder> decoder_from_json(const nlohmann::json& j, const std::s
   if (type == "Replace")
     return std::make_unique<Replace>(Pattern::from_json(json_fields::require(j, "pattern", where), where + ".pattern"),
                                      get_string(j, "content", where));
-  if (type == "Sequence") {
-    const auto& list = json_fields::require(j, "decoders", where);
-    if (!list.is_array()) fail(where, ".decoders: expected an array");
-    std::vector<std::unique_ptr<Decoder>> parts;
-    for (size_t i = 0; i < list.size(); ++i) {
-      auto d = decoder_from_json(list[i], cat(where, ".decoders[", i, "]"));
-      if (d) parts.push_back(std::move(d));
-    }
-    return std::make_unique<Sequence>(std::move(parts));
-  }
+  if (type == "Sequence")
+    return std::make_unique<Sequence>(
+        json_fields::sequence_parts<Decoder>(j, "decoders", where, decoder_from_json));
   json_fields::unsupported(
       where, type,
       {"WordPiece", "ByteLevel", "Metaspace", "BPEDecoder", "ByteFallback", "Fuse", "Strip", "Replace", "Sequence"});

@@ -19,6 +19,12 @@ const json& require(const json& j, const char* key, const std::string& where) {
   return *v;
 }
 
+const json& require_array(const json& j, const char* key, const std::string& where) {
+  const json& v = require(j, key, where);
+  if (!v.is_array()) fail(where, ".", key, ": expected an array");
+  return v;
+}
+
 bool get_bool(const json& j, const char* key, bool dflt, const std::string& where) {
   const json* v = find(j, key);
   if (!v) return dflt;

@@ -169,16 +169,9 @@ std::unique_ptr<Normalizer> normalizer_from_json(const nlohmann::json& j, const 
     return std::make_unique<Replace>(Pattern::from_json(json_fields::require(j, "pattern", where), where + ".pattern"),
                                      get_string(j, "content", where));
   if (type == "Precompiled") return make_precompiled(get_string(j, "precompiled_charsmap", where), where);
-  if (type == "Sequence") {
-    const auto& list = json_fields::require(j, "normalizers", where);
-    if (!list.is_array()) fail(where, ".normalizers: expected an array");
-    std::vector<std::unique_ptr<Normalizer>> parts;
-    for (size_t i = 0; i < list.size(); ++i) {
-      auto n = normalizer_from_json(list[i], cat(where, ".normalizers[", i, "]"));
-      if (n) parts.push_back(std::move(n));
-    }
-    return std::make_unique<Sequence>(std::move(parts));
-  }
+  if (type == "Sequence")
+    return std::make_unique<Sequence>(
+        json_fields::sequence_parts<Normalizer>(j, "normalizers", where, normalizer_from_json));
   json_fields::unsupported(where, type,
                            {"BertNormalizer", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Strip",
                             "Prepend", "Replace", "Precompiled", "Sequence"});

@@ -319,16 +319,9 @@ std::unique_ptr<PostProcessor> post_processor_from_json(const nlohmann::json& j,
     return make_byte_level_processing(get_bool(j, "trim_offsets", true, where),
                                       get_bool(j, "add_prefix_space", true, where));
   if (type == "TemplateProcessing") return template_processing_from_json(j, where);
-  if (type == "Sequence") {
-    const auto& list = json_fields::require(j, "processors", where);
-    if (!list.is_array()) fail(where, ".processors: expected an array");
-    std::vector<std::unique_ptr<PostProcessor>> parts;
-    for (size_t i = 0; i < list.size(); ++i) {
-      auto p = post_processor_from_json(list[i], cat(where, ".processors[", i, "]"));
-      if (p) parts.push_back(std::move(p));
-    }
-    return std::make_unique<Sequence>(std::move(parts));
-  }
+  if (type == "Sequence")
+    return std::make_unique<Sequence>(
+        json_fields::sequence_parts<PostProcessor>(j, "processors", where, post_processor_from_json));
   json_fields::unsupported(where, type,
                            {"BertProcessing", "RobertaProcessing", "TemplateProcessing", "ByteLevel", "Sequence"});
 }

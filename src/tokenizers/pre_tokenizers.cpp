@@ -231,16 +231,9 @@ std::unique_ptr<PreTokenizer> pre_tokenizer_from_json(const nlohmann::json& j, c
     return std::make_unique<Punctuation>(
         behavior_from(json_fields::get_string_or(j, "behavior", "Isolated", where), where));
   if (type == "Digits") return std::make_unique<Digits>(get_bool(j, "individual_digits", false, where));
-  if (type == "Sequence") {
-    const auto& list = json_fields::require(j, "pretokenizers", where);
-    if (!list.is_array()) fail(where, ".pretokenizers: expected an array");
-    std::vector<std::unique_ptr<PreTokenizer>> parts;
-    for (size_t i = 0; i < list.size(); ++i) {
-      auto p = pre_tokenizer_from_json(list[i], cat(where, ".pretokenizers[", i, "]"));
-      if (p) parts.push_back(std::move(p));
-    }
-    return std::make_unique<Sequence>(std::move(parts));
-  }
+  if (type == "Sequence")
+    return std::make_unique<Sequence>(
+        json_fields::sequence_parts<PreTokenizer>(j, "pretokenizers", where, pre_tokenizer_from_json));
   json_fields::unsupported(where, type,
                            {"BertPreTokenizer", "Whitespace", "WhitespaceSplit", "ByteLevel", "Metaspace", "Split",
                             "Punctuation", "Digits", "Sequence"});

@@ -3,10 +3,9 @@
 // Characters no piece covers become the unk piece (score: lowest score - 10); adjacent unks
 // are fused; with byte_fallback an unknown piece is spelled as <0xNN> byte tokens instead.
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <limits>
 
+#include "tokenizers/byte_fallback.h"
 #include "tokenizers/byte_trie.h"
 #include "tokenizers/models.h"
 #include "tokenizers/unicode.h"
@@ -33,13 +32,7 @@ class Unigram final : public Model {
     keys.reserve(c_.pieces.size());
     for (size_t id = 0; id < c_.pieces.size(); ++id) keys.emplace_back(c_.pieces[id].first, static_cast<int32_t>(id));
     trie_.build(keys);
-    if (c_.byte_fallback) {
-      for (int b = 0; b < 256; ++b) {
-        char name[8];
-        std::snprintf(name, sizeof name, "<0x%02X>", b);
-        if (auto it = ids_.find(std::string_view(name)); it != ids_.end()) byte_ids_[b] = it->second;
-      }
-    }
+    if (c_.byte_fallback) byte_ids_ = byte_fallback::ByteIds(ids_);
   }
 
   void tokenize(std::string_view text, std::vector<Token>& out) const override {
@@ -58,17 +51,9 @@ class Unigram final : public Model {
         out.push_back({it->second, std::string(piece), b, e});
         continue;
       }
-      if (c_.byte_fallback) {
-        bool all = true;
-        for (unsigned char ch : piece) all &= byte_ids_[ch] >= 0;
-        if (all) {
-          for (unsigned char ch : piece) {
-            char name[8];
-            std::snprintf(name, sizeof name, "<0x%02X>", ch);
-            out.push_back({byte_ids_[ch], name, b, e});
-          }
-          continue;
-        }
+      if (c_.byte_fallback && byte_ids_.covers(piece)) {
+        for (unsigned char ch : piece) out.push_back({byte_ids_[ch], byte_fallback::token_name(ch), b, e});
+        continue;
       }
       out.push_back({unk_id(), std::string(piece), b, e});
     }
@@ -147,11 +132,7 @@ class Unigram final : public Model {
   Vocab ids_;
   ByteTrie trie_;
   double min_score_;
-  std::array<int32_t, 256> byte_ids_ = [] {
-    std::array<int32_t, 256> a{};
-    a.fill(-1);
-    return a;
-  }();
+  byte_fallback::ByteIds byte_ids_;  // all -1 without byte_fallback
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "io/safetensors.h"
 #include "models/pretrained.h"
 #include "util/error.h"
+#include "util/shape_str.h"
 
 namespace strata {
 

@@ -78,8 +78,8 @@ nlohmann::json EvalAccumulator::metrics(const std::string& prefix) const {
   auto put = [&](const std::map<std::string, double>& m) {
     for (const auto& [k, v] : m) out[prefix + "_" + k] = v;
   };
-  if (cfg_.task == Task::MaskedLM) {
-    out[prefix + "_perplexity"] = std::exp(loss);
+  if (cfg_.task == Task::MaskedLM) {  // language modelling (a causal-LM task joins here)
+    out[prefix + "_perplexity"] = perplexity(loss);
     size_t hits = 0;
     for (size_t i = 0; i < pred_.size(); ++i) hits += pred_[i] == label_[i];
     out[prefix + "_accuracy"] = pred_.empty() ? 0.0 : static_cast<double>(hits) / pred_.size();

@@ -194,4 +194,9 @@ std::map<std::string, double> to_map(const MultiLabelMetrics& m) {
   return {{"accuracy", m.accuracy}, {"f1_micro", m.f1_micro}};
 }
 
+double perplexity(double mean_loss) {
+  if (mean_loss > std::log(std::numeric_limits<double>::max())) return std::numeric_limits<double>::infinity();
+  return std::exp(mean_loss);
+}
+
 }  // namespace strata

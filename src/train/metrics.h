@@ -42,6 +42,11 @@ struct MultiLabelMetrics {
 // pred and label: row-major [rows, num_labels] of 0/1.
 MultiLabelMetrics compute_multilabel(const std::vector<int>& pred, const std::vector<int>& label, int num_labels);
 
+// Language-model perplexity from the mean token loss, as run_mlm.py / run_clm.py report it:
+// exp(eval_loss), +inf where that overflows (Python's OverflowError branch); NaN stays NaN.
+// The one place masked- and causal-LM evaluation compute it.
+double perplexity(double mean_loss);
+
 // HF-style names -> values (the caller adds the "eval_" / "test_" prefix). Sorted by name, as
 // Trainer.log_metrics prints them.
 std::map<std::string, double> to_map(const ClassificationMetrics& m);

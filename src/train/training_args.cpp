@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <thread>
 #include <variant>
 
 #include <nlohmann/json.hpp>
 
 #include "io/files.h"
 #include "util/error.h"
+#include "util/nearest_name.h"
 
 namespace strata {
 
@@ -29,7 +31,7 @@ const Field kFields[] = {
     F(model_name_or_path), F(tokenizer_name), F(task), F(problem_type),
     F(train_file), F(validation_file), F(test_file), F(text_column), F(text_pair_column), F(label_column),
     F(max_seq_length), F(pad_to_max_length), F(pad_to_multiple_of), F(validation_split_percentage), F(streaming),
-    F(mlm_probability),
+    F(mlm_probability), F(line_by_line), F(block_size), F(whole_word_mask),
     F(output_dir), F(overwrite_output_dir), F(do_train), F(do_eval), F(do_predict),
     F(num_train_epochs), F(max_steps), F(per_device_train_batch_size), F(per_device_eval_batch_size),
     F(gradient_accumulation_steps), F(learning_rate), F(weight_decay), F(adam_beta1), F(adam_beta2),
@@ -50,26 +52,10 @@ struct Alias {
 };
 constexpr Alias kAliases[] = {{"evaluation_strategy", "eval_strategy"}};
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::string nearest_name(const std::string& key) {
-  const Field* best = nullptr;
-  size_t best_d = SIZE_MAX;
-  for (const Field& f : kFields) {
-    const size_t d = edit_distance(key, f.name);
-    if (d < best_d) best_d = d, best = &f;
-  }
-  return best_d <= std::max<size_t>(3, key.size() / 3) ? best->name : "";
+std::vector<std::string> field_names() {
+  std::vector<std::string> names;
+  for (const Field& f : kFields) names.emplace_back(f.name);
+  return names;
 }
 
 const Field& find_field(const std::string& key, const std::string& src) {
@@ -78,9 +64,7 @@ const Field& find_field(const std::string& key, const std::string& src) {
     if (k == a.old_name) k = a.name;
   for (const Field& f : kFields)
     if (k == f.name) return f;
-  const std::string near = nearest_name(key);
-  fail(src, ": unknown option '", key, "'", near.empty() ? "" : cat("; did you mean '", near, "'?"),
-       " (see docs/training.md for the list)");
+  fail(src, ": unknown option '", key, "'", did_you_mean(key, field_names()), " (see docs/training.md for the list)");
 }
 
 void assign(TrainingArguments& a, const Field& f, const YAML::Node& v, const std::string& where) {
@@ -186,6 +170,10 @@ void validate(TrainingArguments& a, const std::string& src) {
   if (a.validation_split_percentage > 0 && !a.validation_file.empty())
     fail(src, ": set validation_file or validation_split_percentage, not both");
   if (a.mlm_probability <= 0 || a.mlm_probability >= 1) fail(src, ": mlm_probability must be in (0, 1)");
+  if (a.block_size < 0) fail(src, ": block_size must be >= 0 (0: the default), got ", a.block_size);
+  if (a.line_by_line && a.block_size > 0)
+    fail(src, ": block_size sets the length of grouped texts; with line_by_line each line is cut at max_seq_length "
+         "instead: set one of them");
   if (a.dataloader_num_workers < 0) fail(src, ": dataloader_num_workers must be >= 0");
   if (a.save_total_limit < 0) fail(src, ": save_total_limit must be >= 0");
   if (!(a.ddp_bucket_cap_mb > 0)) fail(src, ": ddp_bucket_cap_mb must be positive");
@@ -279,5 +267,22 @@ std::string format_training_arguments(const TrainingArguments& a) {
 }
 
 std::string training_arguments_json(const TrainingArguments& a) { return to_json(a).dump(2) + "\n"; }
+
+data::PretrainingOptions pretraining_options(const TrainingArguments& a, data::LmObjective objective,
+                                             size_t model_max_positions) {
+  data::PretrainingOptions o;
+  o.objective = objective;
+  o.line_by_line = a.line_by_line;
+  o.max_seq_length = static_cast<size_t>(a.max_seq_length);
+  o.block_size = static_cast<size_t>(a.block_size);
+  o.model_max_positions = model_max_positions;
+  o.mlm_probability = a.mlm_probability;
+  o.whole_word_mask = a.whole_word_mask;
+  o.seed = static_cast<uint64_t>(a.seed);
+  o.pad_to_max_length = a.pad_to_max_length;
+  o.pad_to_multiple_of = static_cast<size_t>(a.pad_to_multiple_of);
+  o.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return o;
+}
 
 }  // namespace strata

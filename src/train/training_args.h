@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "data/pretraining.h"
+
 namespace strata {
 
 struct TrainingArguments {
@@ -24,7 +26,11 @@ struct TrainingArguments {
   int pad_to_multiple_of = 0;
   double validation_split_percentage = 0;
   bool streaming = false;
+  // Language-model pretraining (run_mlm.py / run_clm.py; data/pretraining.h)
   double mlm_probability = 0.15;
+  bool line_by_line = false;     // each non-blank line one example, instead of grouped texts
+  int block_size = 0;            // grouped texts' block; 0 = max_seq_length (MLM) / run_clm's default
+  bool whole_word_mask = false;  // mask whole words (DataCollatorForWholeWordMask), masked LM only
   // TrainingArguments
   std::string output_dir;
   bool overwrite_output_dir = false;
@@ -81,5 +87,10 @@ TrainingArguments load_training_arguments(const std::string& path, const std::ve
 std::string format_training_arguments(const TrainingArguments& a);
 // As JSON text (written to checkpoints as training_args.json).
 std::string training_arguments_json(const TrainingArguments& a);
+
+// The language-model pretraining data options (run_mlm.py / run_clm.py) these arguments set,
+// for a model that takes at most `model_max_positions` tokens.
+data::PretrainingOptions pretraining_options(const TrainingArguments& a, data::LmObjective objective,
+                                             size_t model_max_positions);
 
 }  // namespace strata
