@@ -9,19 +9,15 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "data/dataset.h"
-#include "dist/communicator.h"
+#include "cli/job_data.h"
 #include "data/loader.h"
-#include "data/pretraining.h"
-#include "data/text_batches.h"
-#include "data/tokenizer_encoder.h"
+#include "dist/communicator.h"
 #include "io/files.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
 #include "models/registry.h"
 #include "tokenizers/tokenizer.h"
-#include "train/predictions.h"
 #include "train/progress.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -33,24 +29,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class Mode { Train, Evaluate, Predict };
-
 struct Job {
   TrainingArguments args;
   dist::Communicator* comm = nullptr;
-  std::unique_ptr<tok::Tokenizer> tokenizer;
-  std::shared_ptr<data::TokenizerEncoder> encoder;
-  data::Datasets data;
+  JobData data;
   std::unique_ptr<Model<float>> model;
-  std::optional<data::PretrainingOptions> lm;  // language-model pretraining data
 };
-
-ProblemType problem_from(const std::string& s) {
-  if (s == "single_label_classification") return ProblemType::SingleLabel;
-  if (s == "multi_label_classification") return ProblemType::MultiLabel;
-  if (s == "regression") return ProblemType::Regression;
-  return ProblemType::Unset;
-}
 
 void check_output_dir(const TrainingArguments& a) {
   if (!fs::exists(a.output_dir) || a.overwrite_output_dir || !a.resume_from_checkpoint.empty()) return;
@@ -60,9 +44,9 @@ void check_output_dir(const TrainingArguments& a) {
          "resume_from_checkpoint: latest to continue the run in it");
 }
 
-// Model config, with the task from the arguments and, for classification, the labels the
-// data defines (training) or the config already holds (evaluate / predict).
-ModelConfig model_config(const TrainingArguments& a, const data::LabelInfo* labels) {
+// The model's config with the task from the arguments (a bare encoder config is
+// classification unless told otherwise); the labels come with the data (job_data.h).
+ModelConfig model_config(const TrainingArguments& a) {
   Task task;
   const Task* task_override = nullptr;
   if (!a.task.empty()) {
@@ -70,15 +54,11 @@ ModelConfig model_config(const TrainingArguments& a, const data::LabelInfo* labe
     task_override = &task;
   }
   ModelConfig cfg = load_model_config(a.model_name_or_path, task_override);
-  if (cfg.task == Task::Base) {  // a bare encoder config: classification unless told otherwise
+  if (cfg.task == Task::Base) {
     task = Task::SequenceClassification;
     cfg = load_model_config(a.model_name_or_path, &task);
   }
-  if (!a.problem_type.empty()) cfg.problem_type = problem_from(a.problem_type);
-  if (labels && cfg.task == Task::SequenceClassification && labels->num_labels > 0) {
-    cfg.set_labels(labels->id2label);
-    cfg.problem_type = labels->problem;
-  }
+  if (!a.problem_type.empty()) cfg.problem_type = parse_problem_type(a.problem_type, "problem_type");
   return cfg;
 }
 
@@ -111,51 +91,11 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& comm, cons
                                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
                                                                layout.local_world_size));
   if (comm.size() > 1) dist::check_same_on_all_ranks(comm, fingerprint(a), "configuration or model files");
-  job.tokenizer = std::make_unique<tok::Tokenizer>(tok::Tokenizer::from_dir(a.tokenizer_name));
-
-  // Peek at the model's task to know whether the data is labelled text or raw text for MLM.
-  const ModelConfig peek = model_config(a, nullptr);
-  const bool mlm = peek.task == Task::MaskedLM;
-  data::PretrainingPlan plan;  // of classification data: texts truncated to max_seq_length
-  plan.encoder_max_length = static_cast<size_t>(a.max_seq_length);
-  if (mlm) {
-    job.lm = pretraining_options(a, data::LmObjective::Masked, static_cast<size_t>(max_sequence_length(peek)));
-    plan = data::plan_pretraining(*job.lm);
-  }
-  job.encoder =
-      std::make_shared<data::TokenizerEncoder>(*job.tokenizer, plan.encoder_max_length, plan.pad_token_required);
-  data::DataOptions d;
-  d.seed = static_cast<uint64_t>(a.seed);
-  d.validation_split_percentage = a.validation_split_percentage;
-  d.columns.text = a.text_column;
-  d.columns.pair = a.text_pair_column;
-  d.columns.label = mlm ? "" : a.label_column;
-  d.problem_type = problem_from(a.problem_type);
-  d.streaming = a.streaming;
-  d.keep_blank_lines = plan.keep_blank_lines;
-  if (mode == Mode::Train) {
-    d.train_file = a.train_file;
-    d.validation_file = a.do_eval ? a.validation_file : "";
-    d.test_file = a.do_predict ? a.test_file : "";
-    job.data = data::load_datasets(d);
-  }
-  ModelConfig cfg = model_config(a, mode == Mode::Train ? &job.data.labels : nullptr);
-  if (mode != Mode::Train) {  // labels come from the trained model's config.json
-    job.data.labels = mlm ? data::LabelInfo{} : data::label_info_from_names(cfg.problem_type == ProblemType::Unset
-                                                                                 ? ProblemType::SingleLabel
-                                                                                 : cfg.problem_type,
-                                                                             cfg.label_names());
-    if (mode == Mode::Evaluate) {
-      const std::string& f = a.validation_file.empty() ? a.test_file : a.validation_file;
-      if (f.empty()) fail("strata evaluate: set validation_file (or test_file) to evaluate on");
-      job.data.validation = data::load_dataset(f, d, job.data.labels, false);
-    } else {
-      if (a.test_file.empty()) fail("strata predict: set test_file");
-      job.data.test = data::load_dataset(a.test_file, d, job.data.labels, true);
-    }
-  }
-  if (job.tokenizer->vocab_size() > static_cast<size_t>(cfg.vocab_size))
-    fail(a.tokenizer_name, ": the tokenizer has ", job.tokenizer->vocab_size(), " tokens but ", a.model_name_or_path,
+  ModelConfig cfg = model_config(a);
+  job.data = load_job_data(a, mode, cfg);
+  const tok::Tokenizer& tokenizer = *job.data.tokenizers.at(0);
+  if (tokenizer.vocab_size() > static_cast<size_t>(cfg.vocab_size))
+    fail(a.tokenizer_name, ": the tokenizer has ", tokenizer.vocab_size(), " tokens but ", a.model_name_or_path,
          "/config.json has vocab_size ", cfg.vocab_size);
   if (has_weights(a.model_name_or_path)) {
     LoadReport report;
@@ -171,20 +111,9 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& comm, cons
   return job;
 }
 
-std::unique_ptr<data::DataLoader> loader(const Job& job, const std::shared_ptr<const data::TextDataset>& ds,
-                                         bool train) {
-  if (!ds) return nullptr;
+std::unique_ptr<data::DataLoader> loader(const Job& job, const Split& split, bool train) {
+  if (!split.batches) return nullptr;
   const TrainingArguments& a = job.args;
-  data::CollatorOptions col;
-  col.max_seq_length = static_cast<size_t>(a.max_seq_length);
-  col.pad_to_max_length = a.pad_to_max_length;
-  col.pad_to_multiple_of = static_cast<size_t>(a.pad_to_multiple_of);
-  std::shared_ptr<const data::BatchMaker> maker;
-  if (job.lm) {
-    maker = data::make_pretraining_batches(ds, job.encoder, *job.lm);
-  } else {
-    maker = std::make_shared<data::TextBatches>(ds, job.encoder, col);
-  }
   data::LoaderOptions lo;
   lo.rank = static_cast<size_t>(job.comm->rank());
   lo.world_size = static_cast<size_t>(job.comm->size());
@@ -193,7 +122,7 @@ std::unique_ptr<data::DataLoader> loader(const Job& job, const std::shared_ptr<c
   lo.drop_last = train && a.dataloader_drop_last;
   lo.seed = static_cast<uint64_t>(a.seed);
   lo.num_workers = a.dataloader_num_workers;
-  return std::make_unique<data::DataLoader>(maker, lo);
+  return std::make_unique<data::DataLoader>(split.batches, lo);
 }
 
 void write_json(const std::string& dir, const std::string& name, const nlohmann::json& j) {
@@ -239,6 +168,7 @@ int run(int argc, char** argv, Mode mode, const char* name) {
     return run_job(a, mode, *mpi, layout);
   } catch (const Error& e) {
     mpi->abort(cat("strata: rank ", mpi->rank(), ": error: ", e.what()), 1);
+    return 1;  // abort does not return
   }
 }
 
@@ -250,10 +180,10 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, con
   auto train_data = mode == Mode::Train ? loader(job, job.data.train, true) : nullptr;
   auto eval_data = loader(job, job.data.validation, false);
   auto test_data = loader(job, job.data.test, false);
-  const std::string tokenizer_dir = a.tokenizer_name;
-  Trainer trainer(a, std::move(job.model), tokenizer_dir, comm.size() > 1 ? &comm : nullptr);
+  const EvalTask* eval_task = job.data.validation.eval.get();
+  Trainer trainer(a, std::move(job.model), a.tokenizer_name, comm.size() > 1 ? &comm : nullptr);
 
-  // Results are the same on every rank (metrics are gathered); rank 0 writes them.
+  // Results are the same on every rank (outputs are gathered); rank 0 writes them.
   nlohmann::json all = nlohmann::json::object();
   auto report = [&](const char* title, const char* file, const nlohmann::json& r) {
     all.update(r);
@@ -262,21 +192,24 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, con
     print_metrics(title, r);
   };
   if (train_data) {
-    const nlohmann::json r = trainer.train(*train_data, eval_data.get());
+    const nlohmann::json r = trainer.train(*train_data, eval_data.get(), eval_task);
     if (main) trainer.save_model(a.output_dir);
     report("train", "train_results.json", r);
   }
-  if (eval_data && (mode == Mode::Evaluate || a.do_eval)) report("eval", "eval_results.json", trainer.evaluate(*eval_data, "eval"));
+  if (eval_data && (mode == Mode::Evaluate || a.do_eval)) {
+    Trainer::PassResult r = trainer.predict(*eval_data, "eval", eval_task);
+    report("eval", "eval_results.json", r.metrics);
+    // run_qa writes the evaluation's answers too: they are what a reader checks first.
+    if (main && trainer.model().config().task == Task::QuestionAnswering) r.outputs->write_predictions(a.output_dir, "eval");
+  }
   if (test_data) {
-    const ModelConfig& cfg = trainer.model().config();
-    const auto preds = trainer.predict(*test_data);
-    if (main) {
-      const ProblemType problem = cfg.problem_type == ProblemType::Unset ? ProblemType::SingleLabel : cfg.problem_type;
-      const std::string path = (fs::path(a.output_dir) / ("predict_results." + a.predict_output_format)).string();
-      write_predictions(path, a.predict_output_format, preds, cfg.label_names(), problem);
-      std::printf("predictions for %zu examples -> %s\n", preds.size(), path.c_str());
+    Trainer::PassResult r = trainer.predict(*test_data, "test", job.data.test.eval.get());
+    const Task task = trainer.model().config().task;
+    if (main && task != Task::MaskedLM && task != Task::CausalLM) {
+      const std::string path = r.outputs->write_predictions(a.output_dir, "predict");
+      std::printf("predictions for %zu examples -> %s\n", test_data->num_examples(), path.c_str());
     }
-    if (job.data.test->has_labels()) report("test", "test_results.json", trainer.evaluate(*test_data, "test"));
+    if (job.data.test.labelled) report("test", "test_results.json", r.metrics);
   }
   if (main) write_json(a.output_dir, "all_results.json", all);
   comm.barrier("results written");

@@ -20,6 +20,9 @@ struct Batch {
   std::vector<double> float_labels;     // targets [B*num_labels] (regression, multi-label)
   std::vector<int32_t> start_positions, end_positions;  // [B] answer span (question answering)
   std::vector<int32_t> sentence_order_label;            // [B] ALBERT sentence-order prediction
+  // [B*T] token classification: the word each token came from, -1 for special tokens and
+  // padding (HF's word_ids()), so predictions map back to words without labels.
+  std::vector<int32_t> word_ids;
   std::vector<size_t> example_ids;      // dataset index of each row, where the loader knows it
 };
 

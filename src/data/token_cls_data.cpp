@@ -13,28 +13,35 @@ namespace {
 // A file's words and tags as written: tags as text (integers in decimal).
 struct TaggedRows {
   std::string path;
+  bool has_tags = true;
   bool int_tags = false;
   std::vector<std::vector<std::string>> words, tags;
   std::vector<size_t> lines;
 };
 
-TaggedRows read_rows(const std::string& path, const TokenClsOptions& o) {
+// tags_optional: a file whose first row has no tags column is read untagged (prediction).
+TaggedRows read_rows(const std::string& path, const TokenClsOptions& o, bool tags_optional) {
   const TokenClsColumns& c = o.columns;
   TaggedRows out;
   out.path = path;
   bool kind_known = false;
   const RowStats stats = for_each_row(path, detect_format(path, o.format, o.delimiter), [&](const nlohmann::json& row,
                                                                                              size_t line) {
+    if (out.words.empty()) out.has_tags = !tags_optional || row.contains(c.label);
     const nlohmann::json words = json_cell(row_field(row, c.text, path, line), c.text, path, line, "a list of words");
-    const nlohmann::json tags = json_cell(row_field(row, c.label, path, line), c.label, path, line, "a list of tags");
     if (!words.is_array() || !std::all_of(words.begin(), words.end(), [](const auto& w) { return w.is_string(); }))
       fail(path, ": line ", line, ": column '", c.text, "' is not a list of strings (expected the example's words)");
+    std::vector<std::string> w;
+    for (const auto& x : words) w.push_back(x.get<std::string>());
+    out.words.push_back(std::move(w));
+    out.lines.push_back(line);
+    if (!out.has_tags) return;
+    const nlohmann::json tags = json_cell(row_field(row, c.label, path, line), c.label, path, line, "a list of tags");
     if (!tags.is_array()) fail(path, ": line ", line, ": column '", c.label, "' is a JSON ", tags.type_name(), "; expected a list of tags");
     if (words.size() != tags.size())
       fail(path, ": line ", line, ": ", words.size(), " words in column '", c.text, "' but ", tags.size(),
            " tags in column '", c.label, "'; expected one tag per word");
-    std::vector<std::string> w, t;
-    for (const auto& x : words) w.push_back(x.get<std::string>());
+    std::vector<std::string> t;
     for (const auto& x : tags) {
       const bool is_int = x.is_number_integer();
       if (!is_int && !x.is_string())
@@ -46,9 +53,7 @@ TaggedRows read_rows(const std::string& path, const TokenClsOptions& o) {
              "); expected all of one kind");
       t.push_back(is_int ? x.dump() : x.get<std::string>());
     }
-    out.words.push_back(std::move(w));
     out.tags.push_back(std::move(t));
-    out.lines.push_back(line);
   });
   if (out.words.empty()) fail(path, ": no examples");
   warn_replaced_utf8(stats, path, o.warn);
@@ -86,13 +91,14 @@ TagSet from_training(const TaggedRows& train) {
 }
 
 std::shared_ptr<const TokenClsDataset> map_tags(TaggedRows&& rows, const TagSet& tags, const std::string& tags_from) {
-  if (rows.int_tags != tags.int_tags)
+  auto out = std::make_shared<TokenClsDataset>();
+  out->path = rows.path;
+  out->has_tags = rows.has_tags;
+  if (rows.has_tags && rows.int_tags != tags.int_tags)
     fail(rows.path, ": the tags are ", rows.int_tags ? "integers" : "strings", " but those of ", tags_from, " are ",
          tags.int_tags ? "integers" : "strings");
   const auto ids = tags.label2id();
-  auto out = std::make_shared<TokenClsDataset>();
-  out->path = rows.path;
-  for (size_t r = 0; r < rows.words.size(); ++r) {
+  for (size_t r = 0; r < rows.tags.size(); ++r) {
     std::vector<int32_t> row;
     for (const std::string& t : rows.tags[r]) {
       const auto it = ids.find(t);
@@ -132,7 +138,7 @@ TokenClsData load_token_cls(const TokenClsOptions& opts) {
   TokenClsData out;
   std::string tags_from;
   if (!opts.train_file.empty()) {
-    TaggedRows train = read_rows(opts.train_file, opts);
+    TaggedRows train = read_rows(opts.train_file, opts, false);
     out.tags = from_training(train);
     tags_from = "the training file " + opts.train_file;
     out.train = map_tags(std::move(train), out.tags, tags_from);
@@ -142,8 +148,8 @@ TokenClsData load_token_cls(const TokenClsOptions& opts) {
     out.tags = tag_set_from_names(opts.label_names);
     tags_from = "the model's id2label";
   }
-  if (!opts.validation_file.empty()) out.validation = map_tags(read_rows(opts.validation_file, opts), out.tags, tags_from);
-  if (!opts.test_file.empty()) out.test = map_tags(read_rows(opts.test_file, opts), out.tags, tags_from);
+  if (!opts.validation_file.empty()) out.validation = map_tags(read_rows(opts.validation_file, opts, false), out.tags, tags_from);
+  if (!opts.test_file.empty()) out.test = map_tags(read_rows(opts.test_file, opts, true), out.tags, tags_from);
   return out;
 }
 

@@ -42,8 +42,9 @@ TagSet tag_set_from_names(std::vector<std::string> names);
 
 struct TokenClsDataset {
   std::string path;
+  bool has_tags = true;  // false: a test file without the tags column (prediction only)
   std::vector<std::vector<std::string>> words;
-  std::vector<std::vector<int32_t>> tags;  // tag ids, one per word
+  std::vector<std::vector<int32_t>> tags;  // tag ids, one per word; empty when !has_tags
   std::vector<size_t> lines;               // where each example is in the file
 
   size_t size() const { return words.size(); }
@@ -64,7 +65,8 @@ struct TokenClsData {
   TagSet tags;
 };
 
-// Reads and checks every split. Throws strata::Error naming file, line and column for a
+// Reads and checks every split; the test file may leave the tags column out (its first row
+// decides). Throws strata::Error naming file, line and column for a
 // missing column (with the nearest name), words or tags that are not lists of the right kind,
 // words and tags of different lengths, a tag the training split does not have, and a file
 // without examples.

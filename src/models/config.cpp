@@ -36,6 +36,8 @@ int count_labels(const nlohmann::json& j, const std::string& src) {
   return 2;  // PretrainedConfig's default
 }
 
+}  // namespace
+
 ProblemType parse_problem_type(const std::string& s, const std::string& src) {
   if (s.empty()) return ProblemType::Unset;
   if (s == "single_label_classification") return ProblemType::SingleLabel;
@@ -44,8 +46,6 @@ ProblemType parse_problem_type(const std::string& s, const std::string& src) {
   fail(src, ": field 'problem_type' is '", s,
        "'; expected single_label_classification, multi_label_classification or regression");
 }
-
-}  // namespace
 
 const char* problem_type_name(ProblemType p) {
   switch (p) {

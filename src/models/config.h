@@ -66,6 +66,8 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
 ModelConfig load_model_config(const std::string& dir, const Task* task_override = nullptr);
 
 const char* problem_type_name(ProblemType p);  // HF spelling, "" for Unset
+// The HF spelling back ("" is Unset); anything else is an error naming `src`.
+ProblemType parse_problem_type(const std::string& s, const std::string& src);
 // "base" | "sequence-classification" | "masked-lm" | "causal-lm" | "question-answering" |
 // "token-classification" | "pretraining"
 const char* task_name(Task t);

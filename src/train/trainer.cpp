@@ -14,7 +14,6 @@
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
-#include "train/evaluation.h"
 #include "train/progress.h"
 #include "train/scheduler.h"
 #include "util/error.h"
@@ -32,21 +31,6 @@ uint64_t dropout_seed(uint64_t seed, int64_t step, int micro) {
 }
 
 double round_sig(double v) { return std::round(v * 1e4) / 1e4; }
-
-// Every rank's predictions to rank 0, in dataset order (each example exactly once).
-std::vector<Prediction> gather_predictions(dist::Communicator& comm, const std::vector<Prediction>& mine) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const Prediction& p : mine) j.push_back({p.index, p.logits, p.label, p.target});
-  const std::vector<uint8_t> packed = nlohmann::json::to_msgpack(j);
-  const std::vector<std::string> parts = comm.all_gather_bytes(std::string(packed.begin(), packed.end()), "predictions");
-  std::vector<Prediction> all;
-  if (comm.rank() != 0) return all;
-  for (const std::string& part : parts)
-    for (const auto& e : nlohmann::json::from_msgpack(part))
-      all.push_back({e[0].get<size_t>(), e[1].get<std::vector<float>>(), e[2].get<int32_t>(), e[3].get<std::vector<double>>()});
-  std::sort(all.begin(), all.end(), [](const Prediction& x, const Prediction& y) { return x.index < y.index; });
-  return all;
-}
 
 }  // namespace
 
@@ -118,7 +102,7 @@ void Trainer::resume_from(const std::string& dir) {
                        state_.batch_in_epoch, ")"));
 }
 
-nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
+nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, const EvalTask* eval_task) {
   const TrainingArguments& a = args_;
   const int64_t batches = static_cast<int64_t>(train_data.num_batches());
   if (batches == 0) fail(a.train_file, ": the training set has no batches");
@@ -233,7 +217,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
       ++state_.epoch;
       state_.batch_in_epoch = 0;
     }
-    maybe_evaluate_and_save(eval_data, epoch_end, stop);
+    maybe_evaluate_and_save(eval_data, eval_task, epoch_end, stop);
   }
   bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -265,7 +249,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data) {
   return results;
 }
 
-void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, bool epoch_end, bool& stop) {
+void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop) {
   const TrainingArguments& a = args_;
   const int64_t step = state_.global_step;
   const bool eval_now = eval_data && ((a.eval_strategy == "steps" && step % a.eval_steps == 0) ||
@@ -274,7 +258,7 @@ void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, bool epoch_end, bo
                         (a.save_strategy == "epoch" && epoch_end);
   bool improved = false;
   if (eval_now) {
-    const nlohmann::json m = evaluate(*eval_data, "eval");
+    const nlohmann::json m = evaluate(*eval_data, "eval", eval_task);
     log(m);
     const std::string key = a.best_metric_key();
     if (!a.metric_for_best_model.empty()) {
@@ -310,56 +294,45 @@ void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, bool epoch_end, bo
   }
 }
 
-nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix) {
-  const auto t0 = std::chrono::steady_clock::now();
-  data.start(0, 0);
-  EvalAccumulator acc(model_->config());
-  Batch b;
-  while (data.next(b)) {
-    if (b.B == 0) continue;
-    const float* logits = model_->infer(b, *acts_);
-    const double norm = label_count(model_->config(), b);
-    const double loss = norm > 0 ? model_->loss(b, *acts_, norm).loss : 0.0;
-    acc.add(b, logits, loss * norm, norm);
-  }
-  nlohmann::json out;
-  if (comm_ && comm_->size() > 1) {  // every rank evaluated its shard: metrics of the union
-    EvalAccumulator all(model_->config());
-    for (const std::string& p : comm_->all_gather_bytes(acc.serialize(), "evaluation results")) all.merge(p);
-    out = all.metrics(prefix);
-  } else {
-    out = acc.metrics(prefix);
-  }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  out[prefix + "_runtime"] = round_sig(secs);
-  out[prefix + "_samples_per_second"] = round_sig(data.num_examples() / std::max(secs, 1e-9));
-  out["epoch"] = round_sig(state_.epoch_float);
-  return out;
+nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix, const EvalTask* task) {
+  return predict(data, prefix, task).metrics;
 }
 
-std::vector<Prediction> Trainer::predict(BatchStream& data) {
+Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefix, const EvalTask* task) {
+  if (!task) {
+    if (!default_task_) default_task_ = default_eval_task(model_->config(), args_.predict_output_format);
+    task = default_task_.get();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
   data.start(0, 0);
-  std::vector<Prediction> out;
+  std::unique_ptr<EvalPass> pass = task->start();
+  double loss_sum = 0, norm = 0;
   Batch b;
-  const int L = model_->config().num_labels;
-  if (model_->config().task != Task::SequenceClassification)
-    fail("predict: writing predictions needs a sequence-classification model");
   while (data.next(b)) {
     if (b.B == 0) continue;
-    const float* logits = model_->infer(b, *acts_);
-    for (int i = 0; i < b.B; ++i) {
-      Prediction p;
-      p.index = b.example_ids.empty() ? out.size() : b.example_ids[i];
-      p.logits.assign(logits + static_cast<size_t>(i) * L, logits + static_cast<size_t>(i + 1) * L);
-      if (!b.labels.empty()) p.label = b.labels[i];
-      if (!b.float_labels.empty())
-        p.target.assign(b.float_labels.begin() + static_cast<size_t>(i) * L,
-                        b.float_labels.begin() + static_cast<size_t>(i + 1) * L);
-      out.push_back(std::move(p));
+    model_->infer(b, *acts_);
+    const double n = label_count(model_->config(), b);
+    if (n > 0) {
+      loss_sum += model_->loss(b, *acts_, n).loss * n;
+      norm += n;
     }
+    pass->add(b, model_->head_outputs(b, *acts_));
   }
-  if (comm_ && comm_->size() > 1) out = gather_predictions(*comm_, out);
-  return out;
+  if (comm_ && comm_->size() > 1) {  // every rank saw its shard: the union, on every rank
+    std::unique_ptr<EvalPass> all = task->start();
+    for (const std::string& p : comm_->all_gather_bytes(pass->serialize(), "evaluation outputs")) all->merge(p);
+    pass = std::move(all);
+    loss_sum = all_sum(loss_sum, "evaluation loss");
+    norm = all_sum(norm, "evaluation label count");
+  }
+  PassResult r;
+  pass->metrics(prefix, norm > 0 ? loss_sum / norm : std::nan(""), r.metrics);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.metrics[prefix + "_runtime"] = round_sig(secs);
+  r.metrics[prefix + "_samples_per_second"] = round_sig(data.num_examples() / std::max(secs, 1e-9));
+  r.metrics["epoch"] = round_sig(state_.epoch_float);
+  r.outputs = std::move(pass);
+  return r;
 }
 
 void Trainer::save_model(const std::string& dir) const {

@@ -14,17 +14,11 @@
 #include "models/model.h"
 #include "core/batch_stream.h"
 #include "train/checkpoint.h"
+#include "train/eval_task.h"
 #include "train/optimizer.h"
 #include "train/training_args.h"
 
 namespace strata {
-
-struct Prediction {
-  size_t index = 0;           // the example's position in the dataset
-  std::vector<float> logits;  // num_labels values
-  int32_t label = -1;         // single-label target, -1 when unknown
-  std::vector<double> target; // regression / multi-label targets, empty when unknown
-};
 
 class Trainer {
  public:
@@ -35,12 +29,17 @@ class Trainer {
           dist::Communicator* comm = nullptr);
 
   // Trains per the arguments (resuming if asked); returns the train_results.json content.
-  nlohmann::json train(BatchStream& train_data, BatchStream* eval_data);
+  // eval_task: what evaluations on eval_data compute (null: default_eval_task of the model).
+  nlohmann::json train(BatchStream& train_data, BatchStream* eval_data, const EvalTask* eval_task = nullptr);
   // Loss and metrics over the stream, keys prefixed ("eval_loss", "eval_f1", ...).
-  nlohmann::json evaluate(BatchStream& data, const std::string& prefix = "eval");
-  // Logits (and labels, where the data has them) for every example, in dataset order (on
-  // rank 0; other ranks get an empty list).
-  std::vector<Prediction> predict(BatchStream& data);
+  nlohmann::json evaluate(BatchStream& data, const std::string& prefix = "eval", const EvalTask* task = nullptr);
+  // One pass over the stream: the metrics (those the data's labels allow) and the outputs of
+  // every example, gathered from all ranks, to write predictions from.
+  struct PassResult {
+    nlohmann::json metrics;
+    std::unique_ptr<EvalPass> outputs;
+  };
+  PassResult predict(BatchStream& data, const std::string& prefix = "predict", const EvalTask* task = nullptr);
 
   Model<float>& model() { return *model_; }
   bool is_main_process() const { return !comm_ || comm_->rank() == 0; }
@@ -52,7 +51,7 @@ class Trainer {
  private:
   struct Step;
   void log(nlohmann::json entry);
-  void maybe_evaluate_and_save(BatchStream* eval_data, bool epoch_end, bool& stop);
+  void maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop);
   void resume_from(const std::string& checkpoint);
   std::string resolve_checkpoint(const std::string& spec) const;
 
@@ -66,6 +65,7 @@ class Trainer {
   std::unique_ptr<Optimizer<float>> optimizer_;
   TrainerState state_;
   std::unique_ptr<ModelState> acts_;  // the model's forward state, reused across steps
+  std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
 };
 
 }  // namespace strata

@@ -32,6 +32,8 @@ const Field kFields[] = {
     F(train_file), F(validation_file), F(test_file), F(text_column), F(text_pair_column), F(label_column),
     F(max_seq_length), F(pad_to_max_length), F(pad_to_multiple_of), F(validation_split_percentage), F(streaming),
     F(mlm_probability), F(line_by_line), F(block_size), F(whole_word_mask),
+    F(question_column), F(context_column), F(answer_column), F(doc_stride), F(n_best_size), F(max_answer_length),
+    F(version_2_with_negative), F(null_score_diff_threshold), F(label_all_tokens), F(return_entity_level_metrics),
     F(output_dir), F(overwrite_output_dir), F(do_train), F(do_eval), F(do_predict),
     F(num_train_epochs), F(max_steps), F(per_device_train_batch_size), F(per_device_eval_batch_size),
     F(gradient_accumulation_steps), F(learning_rate), F(weight_decay), F(adam_beta1), F(adam_beta2),
@@ -50,7 +52,13 @@ struct Alias {
   const char* old_name;
   const char* name;
 };
-constexpr Alias kAliases[] = {{"evaluation_strategy", "eval_strategy"}};
+constexpr Alias kAliases[] = {{"evaluation_strategy", "eval_strategy"},
+                               // the example scripts' data arguments
+                               {"text_column_name", "text_column"},
+                               {"label_column_name", "label_column"},
+                               {"question_column_name", "question_column"},
+                               {"context_column_name", "context_column"},
+                               {"answer_column_name", "answer_column"}};
 
 std::vector<std::string> field_names() {
   std::vector<std::string> names;
@@ -136,7 +144,10 @@ void validate(TrainingArguments& a, const std::string& src) {
   if (a.tokenizer_name.empty()) a.tokenizer_name = a.model_name_or_path;
   if (a.do_train && a.train_file.empty()) fail(src, ": do_train is true but train_file is not set");
   if (a.do_predict && a.test_file.empty()) fail(src, ": do_predict is true but test_file is not set");
-  if (!a.task.empty()) check_one_of(a.task, "task", {"sequence-classification", "masked-lm"}, src);
+  if (!a.task.empty())
+    check_one_of(a.task, "task",
+                 {"sequence-classification", "masked-lm", "causal-lm", "token-classification", "question-answering"},
+                 src);
   if (!a.problem_type.empty())
     check_one_of(a.problem_type, "problem_type",
                  {"single_label_classification", "multi_label_classification", "regression"}, src);
@@ -174,6 +185,9 @@ void validate(TrainingArguments& a, const std::string& src) {
   if (a.line_by_line && a.block_size > 0)
     fail(src, ": block_size sets the length of grouped texts; with line_by_line each line is cut at max_seq_length "
          "instead: set one of them");
+  positive(a.doc_stride, "doc_stride");
+  positive(a.n_best_size, "n_best_size");
+  positive(a.max_answer_length, "max_answer_length");
   if (a.dataloader_num_workers < 0) fail(src, ": dataloader_num_workers must be >= 0");
   if (a.save_total_limit < 0) fail(src, ": save_total_limit must be >= 0");
   if (!(a.ddp_bucket_cap_mb > 0)) fail(src, ": ddp_bucket_cap_mb must be positive");

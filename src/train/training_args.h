@@ -16,7 +16,8 @@ struct TrainingArguments {
   // model (ModelArguments)
   std::string model_name_or_path;  // a directory with config.json, with or without weights
   std::string tokenizer_name;      // default: model_name_or_path
-  std::string task;                // sequence-classification | masked-lm; default from config.json
+  std::string task;  // sequence-classification | masked-lm | causal-lm | token-classification |
+                     // question-answering; default from config.json's architectures
   std::string problem_type;        // overrides config.json's
   // data (DataTrainingArguments)
   std::string train_file, validation_file, test_file;
@@ -31,6 +32,16 @@ struct TrainingArguments {
   bool line_by_line = false;     // each non-blank line one example, instead of grouped texts
   int block_size = 0;            // grouped texts' block; 0 = max_seq_length (MLM) / run_clm's default
   bool whole_word_mask = false;  // mask whole words (DataCollatorForWholeWordMask), masked LM only
+  // question answering (run_qa.py)
+  std::string question_column = "question", context_column = "context", answer_column = "answers";
+  int doc_stride = 128;           // tokens of overlap between the windows of a long context
+  int n_best_size = 20;           // start / end candidates per window in post-processing
+  int max_answer_length = 30;     // tokens
+  bool version_2_with_negative = false;  // SQuAD v2: questions may have no answer
+  double null_score_diff_threshold = 0.0;
+  // token classification (run_ner.py); its columns default to tokens / tags
+  bool label_all_tokens = false;  // every sub-token of a word gets its tag, not only the first
+  bool return_entity_level_metrics = false;
   // TrainingArguments
   std::string output_dir;
   bool overwrite_output_dir = false;

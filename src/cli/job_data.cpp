@@ -1,0 +1,207 @@
+#include "cli/job_data.h"
+
+#include "data/dataset.h"
+#include "data/pretraining.h"
+#include "data/qa_batches.h"
+#include "data/qa_examples.h"
+#include "data/qa_features.h"
+#include "data/text_batches.h"
+#include "data/token_cls_batches.h"
+#include "data/token_cls_data.h"
+#include "data/tokenizer_encoder.h"
+#include "data/word_encoder.h"
+#include "models/batch_checks.h"
+#include "train/qa_eval.h"
+#include "train/token_cls_eval.h"
+#include "util/error.h"
+
+namespace strata::cli {
+
+namespace {
+
+// The files of each split the mode reads: training reads all the arguments name (do_eval /
+// do_predict permitting), evaluate reads validation_file (else test_file) as its validation
+// split, predict reads test_file.
+struct Files {
+  std::string train, validation, test;
+};
+
+Files files_of(const TrainingArguments& a, Mode mode) {
+  switch (mode) {
+    case Mode::Train: return {a.train_file, a.do_eval ? a.validation_file : "", a.do_predict ? a.test_file : ""};
+    case Mode::Evaluate: {
+      const std::string& f = a.validation_file.empty() ? a.test_file : a.validation_file;
+      if (f.empty()) fail("strata evaluate: set validation_file (or test_file) to evaluate on");
+      return {"", f, ""};
+    }
+    case Mode::Predict:
+      if (a.test_file.empty()) fail("strata predict: set test_file");
+      return {"", "", a.test_file};
+  }
+  return {};
+}
+
+data::CollatorOptions collator_of(const TrainingArguments& a) {
+  data::CollatorOptions c;
+  c.max_seq_length = static_cast<size_t>(a.max_seq_length);
+  c.pad_to_max_length = a.pad_to_max_length;
+  c.pad_to_multiple_of = static_cast<size_t>(a.pad_to_multiple_of);
+  return c;
+}
+
+void refuse_validation_split(const TrainingArguments& a, const char* task) {
+  if (a.validation_split_percentage > 0)
+    fail("validation_split_percentage splits text datasets; for ", task, " give a validation_file");
+  if (a.streaming) fail("streaming reads text datasets; ", task, " data is read whole");
+}
+
+// A tokenizer of the job's own for one encoder (an encoder sets its truncation).
+tok::Tokenizer& new_tokenizer(const TrainingArguments& a, JobData& job) {
+  job.tokenizers.push_back(std::make_unique<tok::Tokenizer>(tok::Tokenizer::from_dir(a.tokenizer_name)));
+  return *job.tokenizers.back();
+}
+
+// run_glue and run_mlm / run_clm: text files, labelled for classification, raw for LM.
+void load_text(const TrainingArguments& a, Mode mode, ModelConfig& cfg, JobData& job) {
+  const bool lm = cfg.task == Task::MaskedLM || cfg.task == Task::CausalLM;
+  std::optional<data::PretrainingOptions> lm_opts;
+  data::PretrainingPlan plan;  // of classification data: texts truncated to max_seq_length
+  plan.encoder_max_length = static_cast<size_t>(a.max_seq_length);
+  if (lm) {
+    lm_opts = pretraining_options(a, cfg.task == Task::MaskedLM ? data::LmObjective::Masked : data::LmObjective::Causal,
+                                  static_cast<size_t>(max_sequence_length(cfg)));
+    plan = data::plan_pretraining(*lm_opts);
+  }
+  auto encoder = std::make_shared<data::TokenizerEncoder>(new_tokenizer(a, job), plan.encoder_max_length,
+                                                          plan.pad_token_required);
+  const Files files = files_of(a, mode);
+  data::DataOptions d;
+  d.seed = static_cast<uint64_t>(a.seed);
+  d.validation_split_percentage = mode == Mode::Train ? a.validation_split_percentage : 0;
+  d.columns.text = a.text_column;
+  d.columns.pair = a.text_pair_column;
+  d.columns.label = lm ? "" : a.label_column;
+  d.problem_type = parse_problem_type(a.problem_type, "problem_type");
+  d.streaming = a.streaming;
+  d.keep_blank_lines = plan.keep_blank_lines;
+  data::Datasets ds;
+  if (mode == Mode::Train) {
+    d.train_file = files.train;
+    d.validation_file = files.validation;
+    d.test_file = files.test;
+    ds = data::load_datasets(d);
+    if (!lm && ds.labels.num_labels > 0) {
+      cfg.set_labels(ds.labels.id2label);
+      cfg.problem_type = ds.labels.problem;
+    }
+  } else {  // labels come from the trained model's config.json
+    if (!lm)
+      ds.labels = data::label_info_from_names(
+          cfg.problem_type == ProblemType::Unset ? ProblemType::SingleLabel : cfg.problem_type, cfg.label_names());
+    if (!files.validation.empty()) ds.validation = data::load_dataset(files.validation, d, ds.labels, false);
+    if (!files.test.empty()) ds.test = data::load_dataset(files.test, d, ds.labels, true);
+  }
+  auto split = [&](Split& s, const std::shared_ptr<const data::TextDataset>& set) {
+    if (!set) return;
+    s.labelled = lm || set->has_labels();
+    if (lm) s.batches = data::make_pretraining_batches(set, encoder, *lm_opts);
+    else s.batches = std::make_shared<data::TextBatches>(set, encoder, collator_of(a));
+  };
+  split(job.train, ds.train);
+  split(job.validation, ds.validation);
+  split(job.test, ds.test);
+}
+
+// run_ner: words and their tags; the training split fixes the tag set.
+void load_token_cls(const TrainingArguments& a, Mode mode, ModelConfig& cfg,
+                    JobData& job) {
+  refuse_validation_split(a, "token classification");
+  const Files files = files_of(a, mode);
+  data::TokenClsOptions o;
+  o.train_file = files.train;
+  o.validation_file = files.validation;
+  o.test_file = files.test;
+  // run_ner reads `tokens` and `tags`-like columns; text / label are the defaults of text data.
+  o.columns.text = a.text_column == "text" ? "tokens" : a.text_column;
+  o.columns.label = a.label_column == "label" ? "tags" : a.label_column;
+  if (mode != Mode::Train) o.label_names = cfg.label_names();
+  data::TokenClsData d = data::load_token_cls(o);
+  if (mode == Mode::Train) cfg.set_labels(d.tags.names);
+  // run_ner: byte-level BPE models need a space before each word to tokenize it as in text.
+  const bool prefix_space = cfg.model_type == "gpt2" || cfg.model_type == "roberta";
+  auto encoder = std::make_shared<const data::WordEncoder>(new_tokenizer(a, job),
+                                                           static_cast<size_t>(a.max_seq_length), prefix_space);
+  auto split = [&](Split& s, const std::shared_ptr<const data::TokenClsDataset>& set) {
+    if (!set) return;
+    s.labelled = set->has_tags;
+    s.batches = std::make_shared<data::TokenClsBatches>(set, encoder, d.tags, a.label_all_tokens, collator_of(a));
+    s.eval = token_cls_eval_task(d.tags.names, a.return_entity_level_metrics);
+  };
+  split(job.train, d.train);
+  split(job.validation, d.validation);
+  split(job.test, d.test);
+}
+
+// run_qa: question / context / answers, cut into overlapping windows (features).
+void load_qa(const TrainingArguments& a, Mode mode, JobData& job) {
+  refuse_validation_split(a, "question answering");
+  if (a.doc_stride >= a.max_seq_length)
+    fail("doc_stride (", a.doc_stride, ") must be smaller than max_seq_length (", a.max_seq_length,
+         "): a long context's windows overlap by doc_stride tokens");
+  const Files files = files_of(a, mode);
+  data::QaColumns columns;
+  columns.question = a.question_column;
+  columns.context = a.context_column;
+  columns.answers = a.answer_column;
+  data::QaFeatureOptions fo;
+  fo.max_seq_length = static_cast<size_t>(a.max_seq_length);
+  fo.doc_stride = static_cast<size_t>(a.doc_stride);
+  fo.pad_to_max_length = a.pad_to_max_length;
+  QaPostprocessOptions po;
+  po.version_2_with_negative = a.version_2_with_negative;
+  po.n_best_size = static_cast<size_t>(a.n_best_size);
+  po.max_answer_length = static_cast<size_t>(a.max_answer_length);
+  po.null_score_diff_threshold = a.null_score_diff_threshold;
+  tok::Tokenizer& tok = new_tokenizer(a, job);
+  const int32_t pad = data::pad_token_id(tok);
+  auto split = [&](Split& s, const std::string& path, bool train) {
+    if (path.empty()) return;
+    auto examples = std::make_shared<const data::QaExamples>(
+        data::read_qa_examples(path, data::detect_format(path, "", 0), columns, /*answers_optional=*/!train && &s == &job.test));
+    if (!a.version_2_with_negative)
+      for (const data::QaExample& e : examples->examples)
+        if (examples->has_answers && e.answers.empty())
+          fail(path, ": line ", e.line, ": the question has no answer; set version_2_with_negative: true for "
+               "data with unanswerable questions (SQuAD v2)");
+    auto features = std::make_shared<const data::QaFeatures>(data::make_qa_features(tok, *examples, fo, train));
+    s.labelled = examples->has_answers;
+    s.batches = std::make_shared<data::QaBatches>(features, pad, collator_of(a));
+    s.eval = qa_eval_task(examples, features, po);
+  };
+  split(job.train, files.train, true);
+  split(job.validation, files.validation, false);
+  split(job.test, files.test, false);
+}
+
+}  // namespace
+
+JobData load_job_data(const TrainingArguments& a, Mode mode, ModelConfig& cfg) {
+  JobData job;
+  switch (cfg.task) {
+    case Task::SequenceClassification:
+    case Task::MaskedLM:
+    case Task::CausalLM: load_text(a, mode, cfg, job); break;
+    case Task::TokenClassification: load_token_cls(a, mode, cfg, job); break;
+    case Task::QuestionAnswering: load_qa(a, mode, job); break;
+    case Task::PreTraining:
+      fail(cfg.architecture(), " (masked LM + sentence order) has no training data pipeline: pretrain ALBERT with "
+           "task: masked-lm, as run_mlm does; strata step runs the pretraining head on a batch");
+    case Task::Base: fail("the model has no task head; set task (e.g. sequence-classification)");
+  }
+  if (mode == Mode::Predict && (cfg.task == Task::MaskedLM || cfg.task == Task::CausalLM))
+    fail("strata predict: a ", task_name(cfg.task), " model writes no predictions; strata evaluate reports its "
+         "perplexity", cfg.task == Task::CausalLM ? ", and strata generate samples text from it" : "");
+  return job;
+}
+
+}  // namespace strata::cli

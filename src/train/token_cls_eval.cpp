@@ -1,0 +1,112 @@
+#include "train/token_cls_eval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "io/files.h"
+#include "train/seqeval.h"
+
+namespace strata {
+
+namespace {
+
+struct Row {
+  std::vector<int32_t> predicted, gold;  // at the labelled positions
+  std::vector<int32_t> word_tags;        // each word's tag, at its first token
+};
+
+class TokenClsPass final : public EvalPass {
+ public:
+  TokenClsPass(const std::vector<std::string>& names, bool entity_level) : names_(names), entity_level_(entity_level) {}
+
+  void add(const Batch& b, const std::vector<HeadOutput<float>>& outputs) override {
+    const float* logits = outputs.at(0).data;  // [B, T, num_labels]
+    const int L = static_cast<int>(names_.size());
+    for (int r = 0; r < b.B; ++r) {
+      Row row;
+      int32_t last_word = -1;
+      for (int t = 0; t < b.T; ++t) {
+        const size_t at = static_cast<size_t>(r) * b.T + t;
+        const float* x = logits + at * L;
+        const int32_t tag = static_cast<int32_t>(std::max_element(x, x + L) - x);  // the first of ties, as np.argmax
+        if (!b.labels.empty() && b.labels[at] != -100) {
+          row.predicted.push_back(tag);
+          row.gold.push_back(b.labels[at]);
+        }
+        const int32_t word = b.word_ids.empty() ? -1 : b.word_ids[at];
+        if (word >= 0 && word != last_word) row.word_tags.push_back(tag);
+        if (word >= 0) last_word = word;
+      }
+      rows_[b.example_ids.empty() ? rows_.size() : b.example_ids[r]] = std::move(row);
+    }
+  }
+
+  std::string serialize() const override {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& [i, r] : rows_) j.push_back({i, r.predicted, r.gold, r.word_tags});
+    return pack(j);
+  }
+
+  void merge(const std::string& bytes) override {
+    for (const auto& e : unpack(bytes))
+      rows_[e[0].get<size_t>()] = {e[1].get<std::vector<int32_t>>(), e[2].get<std::vector<int32_t>>(),
+                                   e[3].get<std::vector<int32_t>>()};
+  }
+
+  void metrics(const std::string& prefix, double loss, nlohmann::json& out) const override {
+    if (std::isnan(loss)) return;
+    out[prefix + "_loss"] = loss;
+    std::vector<std::vector<std::string>> predictions, references;
+    for (const auto& [i, r] : rows_) {
+      if (r.gold.empty()) continue;
+      predictions.push_back(names_of(r.predicted));
+      references.push_back(names_of(r.gold));
+    }
+    if (references.empty()) return;
+    for (const auto& [k, v] : to_map(compute_seqeval(predictions, references), entity_level_)) out[prefix + "_" + k] = v;
+  }
+
+  std::string write_predictions(const std::string& dir, const std::string& prefix) const override {
+    std::string text;
+    for (const auto& [i, r] : rows_) {
+      std::string line;
+      for (const std::string& t : names_of(r.word_tags)) line += (line.empty() ? "" : " ") + t;
+      text += line + "\n";
+    }
+    const std::string name = prefix == "predict" ? "predictions.txt" : prefix + "_predictions.txt";
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    io::write_file_atomic(path, text);
+    return path;
+  }
+
+ private:
+  std::vector<std::string> names_of(const std::vector<int32_t>& ids) const {
+    std::vector<std::string> out;
+    for (int32_t id : ids) out.push_back(names_.at(static_cast<size_t>(id)));
+    return out;
+  }
+
+  const std::vector<std::string>& names_;
+  const bool entity_level_;
+  std::map<size_t, Row> rows_;  // by dataset index: dataset order, each example once
+};
+
+class TokenClsTask final : public EvalTask {
+ public:
+  TokenClsTask(std::vector<std::string> names, bool entity_level) : names_(std::move(names)), entity_level_(entity_level) {}
+  std::unique_ptr<EvalPass> start() const override { return std::make_unique<TokenClsPass>(names_, entity_level_); }
+
+ private:
+  const std::vector<std::string> names_;
+  const bool entity_level_;
+};
+
+}  // namespace
+
+std::unique_ptr<EvalTask> token_cls_eval_task(std::vector<std::string> tag_names, bool entity_level) {
+  return std::make_unique<TokenClsTask>(std::move(tag_names), entity_level);
+}
+
+}  // namespace strata
