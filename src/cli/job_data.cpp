@@ -156,7 +156,12 @@ void load_qa(const TrainingArguments& a, Mode mode, JobData& job) {
   data::QaFeatureOptions fo;
   fo.max_seq_length = static_cast<size_t>(a.max_seq_length);
   fo.doc_stride = static_cast<size_t>(a.doc_stride);
-  fo.pad_to_max_length = a.pad_to_max_length;
+  // Always padded to max_seq_length, run_qa's default: the span loss's softmax runs over every
+  // position, padding included, so a length that depended on the batch would change the
+  // loss (and make 2 ranks differ from 1).
+  fo.pad_to_max_length = true;
+  data::CollatorOptions collator = collator_of(a);
+  collator.pad_to_max_length = true;
   QaPostprocessOptions po;
   po.version_2_with_negative = a.version_2_with_negative;
   po.n_best_size = static_cast<size_t>(a.n_best_size);
@@ -175,7 +180,7 @@ void load_qa(const TrainingArguments& a, Mode mode, JobData& job) {
                "data with unanswerable questions (SQuAD v2)");
     auto features = std::make_shared<const data::QaFeatures>(data::make_qa_features(tok, *examples, fo, train));
     s.labelled = examples->has_answers;
-    s.batches = std::make_shared<data::QaBatches>(features, pad, collator_of(a));
+    s.batches = std::make_shared<data::QaBatches>(features, pad, collator);
     s.eval = qa_eval_task(examples, features, po);
   };
   split(job.train, files.train, true);

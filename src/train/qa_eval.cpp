@@ -27,9 +27,12 @@ class QaPass final : public EvalPass {
     const float* start = output(outputs, "start_logits");
     const float* end = output(outputs, "end_logits");
     for (int r = 0; r < b.B; ++r) {
-      const size_t at = static_cast<size_t>(r) * b.T;
-      rows_[b.example_ids.at(r)] = {std::vector<float>(start + at, start + at + b.T),
-                                    std::vector<float>(end + at, end + at + b.T)};
+      const size_t f = b.example_ids.at(r), at = static_cast<size_t>(r) * b.T;
+      // The feature's own tokens only: padding is -100, whatever the batch padded it to.
+      const size_t n = std::min<size_t>(features_->features.at(f).enc.ids.size(), b.T);
+      auto& [s, e] = rows_[f];
+      s.assign(start + at, start + at + n);
+      e.assign(end + at, end + at + n);
     }
   }
 
@@ -63,6 +66,7 @@ class QaPass final : public EvalPass {
   const std::vector<QaPrediction>& predictions() const {
     if (predictions_.empty()) {
       QaLogits logits;
+      logits.width = 1;
       for (const auto& [f, r] : rows_) logits.width = std::max(logits.width, r.first.size());
       const size_t n = features_->features.size();
       logits.start.assign(n * logits.width, -100.0f);

@@ -1,7 +1,12 @@
 // Question answering evaluation and prediction, as HF run_qa.py does them: the start and end
-// logits of every feature (window) are gathered, padded with -100 to the widest batch (HF's
-// nested_concat), post-processed back to answer text per example (qa_postprocess.h) and
-// scored with SQuAD exact match / F1, or the SQuAD v2 metrics with version_2_with_negative.
+// logits of every feature (window) are gathered, post-processed back to answer text per
+// example (qa_postprocess.h) and scored with SQuAD exact match / F1, or the SQuAD v2 metrics
+// with version_2_with_negative.
+//
+// One departure from HF: a feature's logits past its own tokens are -100, not what the model
+// gave on its batch's padding. In HF those padding positions take part in the n-best
+// selection and can crowd out real candidates, so answers depend on how features were
+// batched (and on the number of ranks); here they cannot.
 // Predictions: <prefix>_predictions.json, <prefix>_nbest_predictions.json and, for v2,
 // <prefix>_null_odds.json. There is no evaluation loss: evaluation features carry no answer
 // positions, as in run_qa.
