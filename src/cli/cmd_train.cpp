@@ -92,6 +92,11 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& comm, cons
                                                                layout.local_world_size));
   if (comm.size() > 1) dist::check_same_on_all_ranks(comm, fingerprint(a), "configuration or model files");
   ModelConfig cfg = model_config(a);
+  if (comm.rank() == 0)
+    progress_message(cat("task: ", task_name(cfg.task),
+                         a.task.empty() ? cat(" (from ", a.model_name_or_path,
+                                              "/config.json; set task: to train the model for another)")
+                                        : std::string()));
   job.data = load_job_data(a, mode, cfg);
   const tok::Tokenizer& tokenizer = *job.data.tokenizers.at(0);
   if (tokenizer.vocab_size() > static_cast<size_t>(cfg.vocab_size))
