@@ -5,26 +5,27 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
-#include <iomanip>
-#include <iterator>
-#include <limits>
-#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "grad_check.h"
 #include "models/albert/albert_model.h"
 #include "models/batch_checks.h"
 #include "models/config.h"
+#include "test_util_model.h"
 #include "util/error.h"
 
 namespace strata {
 namespace {
 
 using nlohmann::json;
+using test::expect_gradients_match_finite_differences;
+using test::expect_gradients_match_finite_differences_with_dropout;
+using test::init_perturbed;
+using test::uniform_int;
 
 const char* class_name(Task t) {
   switch (t) {
@@ -41,25 +42,12 @@ const char* class_name(Task t) {
 // (E -> H mapping, H -> E MLM dense) is exercised; initializer_range 0.2 keeps the model far
 // from linear (see test_models.cpp).
 json tiny_json(Task task, float dropout, int layers = 2, int groups = 1, int inner = 1) {
-  json j;
-  j["architectures"] = {class_name(task)};
-  j["model_type"] = "albert";
-  j["vocab_size"] = 37;
-  j["embedding_size"] = 6;
-  j["hidden_size"] = 8;
-  j["num_hidden_layers"] = layers;
-  j["num_hidden_groups"] = groups;
-  j["inner_group_num"] = inner;
-  j["num_attention_heads"] = 2;
-  j["intermediate_size"] = 16;
-  j["max_position_embeddings"] = 16;
-  j["hidden_act"] = "gelu_new";
-  j["hidden_dropout_prob"] = dropout;
-  j["attention_probs_dropout_prob"] = dropout;
-  j["classifier_dropout_prob"] = dropout;
-  j["type_vocab_size"] = 2;
-  j["pad_token_id"] = 0;
-  j["initializer_range"] = 0.2;
+  json j = {{"architectures", {class_name(task)}}, {"model_type", "albert"}, {"vocab_size", 37},
+            {"embedding_size", 6}, {"hidden_size", 8}, {"num_hidden_layers", layers}, {"num_hidden_groups", groups},
+            {"inner_group_num", inner}, {"num_attention_heads", 2}, {"intermediate_size", 16},
+            {"max_position_embeddings", 16}, {"hidden_act", "gelu_new"}, {"hidden_dropout_prob", dropout},
+            {"attention_probs_dropout_prob", dropout}, {"classifier_dropout_prob", dropout}, {"type_vocab_size", 2},
+            {"pad_token_id", 0}, {"initializer_range", 0.2}};
   if (task == Task::SequenceClassification || task == Task::TokenClassification) j["num_labels"] = 3;
   return j;
 }
@@ -68,132 +56,44 @@ ModelConfig tiny_config(Task task, float dropout, int layers = 2, int groups = 1
   return parse_model_config(tiny_json(task, dropout, layers, groups, inner), "tiny albert config.json");
 }
 
-// As test_models.cpp's make_batch: odd rows end in padding, real tokens never use the pad id,
-// padded positions carry no label.
+// test_util_model.h's padded_batch; padded positions carry no label.
 Batch make_batch(const ModelConfig& c, int B, int T, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  auto uniform_int = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi - 1)(rng); };
-  Batch b;
-  b.B = B;
-  b.T = T;
   const bool per_token = c.task == Task::MaskedLM || c.task == Task::PreTraining || c.task == Task::TokenClassification;
   const int classes = c.task == Task::TokenClassification ? c.num_labels : c.vocab_size;
-  for (int r = 0; r < B; ++r) {
-    const int len = r % 2 ? T - T / 3 : T;
-    for (int t = 0; t < T; ++t) {
-      const bool real = t < len;
-      int id = uniform_int(0, c.vocab_size - 1);
-      if (id >= c.pad_token_id) ++id;
-      b.input_ids.push_back(real ? id : c.pad_token_id);
-      b.attention_mask.push_back(real);
-      b.token_type_ids.push_back(real && t >= len / 2);
-      if (per_token) b.labels.push_back(real && t % 3 != 0 ? uniform_int(0, classes) : -100);
-    }
-    if (c.task == Task::SequenceClassification) b.labels.push_back(uniform_int(0, c.num_labels));
-    if (c.task == Task::PreTraining) b.sentence_order_label.push_back(r % 2);
+  const auto position = [&](Batch& out, int t, bool real, int) {
+    if (per_token) out.labels.push_back(real && t % 3 != 0 ? uniform_int(rng, 0, classes) : -100);
+  };
+  const auto row = [&](Batch& out, int r, int len) {
+    if (c.task == Task::SequenceClassification) out.labels.push_back(uniform_int(rng, 0, c.num_labels));
+    if (c.task == Task::PreTraining) out.sentence_order_label.push_back(r % 2);
     if (c.task == Task::QuestionAnswering) {
-      const int s = uniform_int(0, len), e = uniform_int(s, len);
-      b.start_positions.push_back(s);
-      b.end_positions.push_back(e);
+      const int s = uniform_int(rng, 0, len), e = uniform_int(rng, s, len);
+      out.start_positions.push_back(s);
+      out.end_positions.push_back(e);
     }
-  }
+  };
+  Batch b = test::padded_batch(c, B, T, rng, position, row);
   check_batch(c, b, "generated batch");
   return b;
 }
 
-void perturb(Model<double>& m, uint64_t seed, double scale) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-scale, scale);
-  for (size_t i = 0; i < m.table().total(); ++i) m.params()[i] += u(rng);
-}
-
-double compute_gradients(Model<double>& m, const Batch& b, const nn::DropoutCtx& drop, ModelState& st) {
-  m.forward(b, drop, st);
-  const double loss = m.loss(b, st).loss;
-  m.grads().zero();
-  m.backward(b, drop, st);
-  return loss;
-}
-
-// The criterion of test_models.cpp (see there for why these bounds).
-constexpr double kStep = 1e-6;
-constexpr double kRelTol = 1e-6;
-constexpr double kTensorTol = 1e-7;
-constexpr double kNoiseUlps = 64;
-constexpr double kMinTensorGrad = 1e-5;
-constexpr size_t kSamplesPerTensor = 20;
-constexpr size_t kSmallTensor = 64;
-
 // Key biases (softmax is shift-invariant) and QA's start/end biases (each softmax row's
-// gradient sums to zero) have an exactly vanishing gradient.
-bool gradient_is_zero_by_construction(const std::string& name) {
-  return name.ends_with("attention.key.bias") || name == "qa_outputs.bias";
-}
-
-double central_difference(Model<double>& m, const Batch& b, const nn::DropoutCtx& drop, ModelState& st, size_t i) {
-  double& p = m.params()[i];
-  const double saved = p;
-  auto loss_at = [&](double v) {
-    p = v;
-    m.forward(b, drop, st);
-    return m.loss(b, st).loss;
-  };
-  const double up = saved + kStep, down = saved - kStep;
-  const double n = (loss_at(up) - loss_at(down)) / (up - down);
-  p = saved;
-  return n;
-}
-
-// The pad row of the word embeddings gets no input gradient by design (nn.Embedding(padding_idx),
-// as in HF), although pad tokens reach a QA loss through the logits of padded positions (HF
-// does not mask them): in QA that row is checked to be exactly zero, not against the difference.
-// (Elsewhere padded positions cannot reach the loss, and the MLM decoder's tied gradient of
-// that row is checked as usual.)
-void expect_gradients_match_finite_differences(Model<double>& m, const Batch& b, const nn::DropoutCtx& drop) {
-  auto st = m.new_state();
-  const double noise =
-      kNoiseUlps * std::numeric_limits<double>::epsilon() * std::abs(compute_gradients(m, b, drop, *st)) / kStep;
-  const std::vector<double> analytic(m.grads().data(), m.grads().data() + m.table().total());
-  std::mt19937_64 rng(2024);
-  for (const ParamEntry& e : m.table().entries()) {
-    const double* g = analytic.data() + e.offset;
-    double G = 0;
-    for (size_t i = 0; i < e.numel; ++i) G = std::max(G, std::abs(g[i]));
-    if (gradient_is_zero_by_construction(e.name))
-      EXPECT_LT(G, 1e-12) << e.name;
-    else
-      EXPECT_GT(G, kMinTensorGrad) << e.name << ": no gradient reaches this parameter";
-    std::vector<size_t> checked(e.numel);
-    std::iota(checked.begin(), checked.end(), size_t{0});
-    if (e.numel > kSmallTensor) {
-      std::vector<size_t> picked;
-      std::sample(checked.begin(), checked.end(), std::back_inserter(picked), kSamplesPerTensor, rng);
-      checked = picked;
-    }
-    size_t bad = 0;
-    double worst_ratio = 0;
-    std::string worst;
-    const bool word_table =
-        m.config().task == Task::QuestionAnswering && e.name.ends_with("word_embeddings.weight");
-    const size_t cols = word_table ? static_cast<size_t>(e.shape[1]) : 1;
-    const size_t pad = static_cast<size_t>(m.config().pad_token_id);
-    for (size_t i : checked) {
-      if (word_table && i / cols == pad) {
-        EXPECT_EQ(g[i], 0.0) << e.name << "[" << i << "]: the padding row must get no gradient";
-        continue;
-      }
-      const double n = central_difference(m, b, drop, *st, e.offset + i);
-      const double tol = kRelTol * std::max(std::abs(g[i]), std::abs(n)) + kTensorTol * G + noise;
-      const double ratio = std::abs(g[i] - n) / tol;
-      bad += ratio > 1;
-      if (ratio > worst_ratio) {
-        worst_ratio = ratio;
-        worst = cat("[", i, "] analytic ", std::setprecision(12), g[i], " numeric ", n, " tolerance ", tol);
-      }
-    }
-    EXPECT_EQ(bad, 0u) << e.name << ": " << bad << " of " << checked.size() << " elements outside tolerance; worst "
-                       << worst << " (tensor max |grad| " << G << ")";
-  }
+// gradient sums to zero) have an exactly vanishing gradient. The pad row of the word
+// embeddings gets no input gradient by design (nn.Embedding(padding_idx), as in HF), although
+// pad tokens reach a QA loss through the logits of padded positions (HF does not mask them):
+// in QA that row is checked to be exactly zero, not against the difference. (Elsewhere padded
+// positions cannot reach the loss, and the MLM decoder's tied gradient of that row is checked
+// as usual.)
+test::ZeroGradients zero_gradients(const ModelConfig& c) {
+  const bool qa = c.task == Task::QuestionAnswering;
+  const size_t pad = static_cast<size_t>(c.pad_token_id);
+  return {.tensor = [](const std::string& name) {
+            return name.ends_with("attention.key.bias") || name == "qa_outputs.bias";
+          },
+          .element = [qa, pad](const ParamEntry& e, size_t i) {
+            return qa && e.name.ends_with("word_embeddings.weight") && i / static_cast<size_t>(e.shape[1]) == pad;
+          }};
 }
 
 struct GradCase {
@@ -214,9 +114,8 @@ TEST_P(AlbertGradCheck, EveryParameterMatchesCentralDifferences) {
   const GradCase& gc = GetParam();
   const ModelConfig c = tiny_config(gc.task, 0.0f, gc.layers, gc.groups, gc.inner);
   AlbertModel<double> m(c);
-  m.init_weights(7);
-  perturb(m, 8, 0.05);
-  expect_gradients_match_finite_differences(m, make_batch(c, 2, 6, 9), nn::DropoutCtx{false, 0});
+  init_perturbed(m, 7);
+  expect_gradients_match_finite_differences(m, make_batch(c, 2, 6, 9), nn::DropoutCtx{false, 0}, zero_gradients(c));
 }
 
 // 2 layers in 1 group: both repeats share every block parameter. 4 layers in 2 groups: each
@@ -238,16 +137,8 @@ INSTANTIATE_TEST_SUITE_P(Albert, AlbertGradCheck,
 TEST(AlbertDropoutGradCheck, SharedLayersWithAllDropoutsMatchCentralDifferences) {
   const ModelConfig c = tiny_config(Task::PreTraining, 0.1f);
   AlbertModel<double> m(c);
-  m.init_weights(17);
-  perturb(m, 18, 0.05);
-  const Batch b = make_batch(c, 2, 6, 19);
-  const nn::DropoutCtx drop{true, 1234};
-  auto st = m.new_state();
-  m.forward(b, nn::DropoutCtx{false, 0}, *st);
-  const double loss_eval = m.loss(b, *st).loss;
-  m.forward(b, drop, *st);
-  ASSERT_NE(m.loss(b, *st).loss, loss_eval);
-  expect_gradients_match_finite_differences(m, b, drop);
+  init_perturbed(m, 17);
+  expect_gradients_match_finite_differences_with_dropout(m, make_batch(c, 2, 6, 19), zero_gradients(c));
 }
 
 // Shared parameters are final only after their last use in backward (the group's first

@@ -4,10 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
-#include <iomanip>
-#include <iterator>
-#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -15,17 +11,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "grad_check.h"
 #include "models/batch_checks.h"
 #include "models/config.h"
 #include "models/gpt2/gpt2_model.h"
 #include "models/pretrained.h"
 #include "test_util_fs.h"
+#include "test_util_model.h"
 #include "util/error.h"
 
 namespace strata {
 namespace {
 
 using nlohmann::json;
+using test::expect_gradients_match_finite_differences_with_dropout;
+using test::init_perturbed;
+using test::uniform_int;
 
 const char* class_name(Task t) {
   switch (t) {
@@ -65,97 +66,18 @@ ModelConfig tiny_gpt2(Task task, float dropout) {
   return parse_model_config(tiny_gpt2_json(task, dropout), "tiny gpt2 config.json");
 }
 
-// B rows of T tokens; odd rows end in right padding (pad id 0, mask 0) for their last third.
-// Real tokens never use the pad id, so sequence classification pools each row's last real token.
+// test_util_model.h's padded_batch (pad id 0). Real tokens never use the pad id, so sequence
+// classification pools each row's last real token.
 Batch make_batch(const ModelConfig& c, int B, int T, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  auto uniform_int = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi - 1)(rng); };
-  Batch b;
-  b.B = B;
-  b.T = T;
-  for (int r = 0; r < B; ++r) {
-    const int len = r % 2 ? T - T / 3 : T;
-    for (int t = 0; t < T; ++t) {
-      const bool real = t < len;
-      const int id = uniform_int(1, c.vocab_size);
-      b.input_ids.push_back(real ? id : c.pad_token_id);
-      b.attention_mask.push_back(real);
-      b.token_type_ids.push_back(0);
-      if (c.task == Task::CausalLM) b.labels.push_back(real ? id : -100);
-      if (c.task == Task::TokenClassification) b.labels.push_back(real ? uniform_int(0, c.num_labels) : -100);
-    }
-  }
+  Batch b = test::padded_batch(c, B, T, rng, [&](Batch& out, int, bool real, int id) {
+    if (c.task == Task::CausalLM) out.labels.push_back(real ? id : -100);
+    if (c.task == Task::TokenClassification) out.labels.push_back(real ? uniform_int(rng, 0, c.num_labels) : -100);
+  });
   if (c.task == Task::SequenceClassification)
-    for (int r = 0; r < B; ++r) b.labels.push_back(uniform_int(0, c.num_labels));
+    for (int r = 0; r < B; ++r) b.labels.push_back(uniform_int(rng, 0, c.num_labels));
   check_batch(c, b, "generated batch");
   return b;
-}
-
-template <typename T>
-void perturb(Model<T>& m, uint64_t seed, double scale) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-scale, scale);
-  for (size_t i = 0; i < m.table().total(); ++i) m.params()[i] += static_cast<T>(u(rng));
-}
-
-// ---- finite-difference gradient check (criterion as in test_models.cpp) ----------------
-constexpr double kStep = 1e-6;
-constexpr double kRelTol = 1e-6;
-constexpr double kTensorTol = 1e-7;
-constexpr double kNoiseUlps = 64;
-constexpr double kMinTensorGrad = 1e-5;
-constexpr size_t kSamplesPerTensor = 20;
-constexpr size_t kSmallTensor = 64;
-
-std::vector<size_t> sample_indices(size_t numel, std::mt19937_64& rng) {
-  std::vector<size_t> all(numel);
-  std::iota(all.begin(), all.end(), size_t{0});
-  if (numel <= kSmallTensor) return all;
-  std::vector<size_t> picked;
-  std::sample(all.begin(), all.end(), std::back_inserter(picked), kSamplesPerTensor, rng);
-  return picked;
-}
-
-void expect_gradients_match_finite_differences(Model<double>& m, const Batch& b, const nn::DropoutCtx& drop) {
-  auto state = m.new_state();
-  m.forward(b, drop, *state);
-  const double loss = m.loss(b, *state).loss;
-  m.grads().zero();
-  m.backward(b, drop, *state);
-  const double noise = kNoiseUlps * std::numeric_limits<double>::epsilon() * std::abs(loss) / kStep;
-  const std::vector<double> analytic(m.grads().data(), m.grads().data() + m.table().total());
-  std::mt19937_64 rng(2024);
-  for (const ParamEntry& e : m.table().entries()) {
-    const double* g = analytic.data() + e.offset;
-    double G = 0;
-    for (size_t i = 0; i < e.numel; ++i) G = std::max(G, std::abs(g[i]));
-    EXPECT_GT(G, kMinTensorGrad) << e.name << ": no gradient reaches this parameter";
-    size_t bad = 0;
-    double worst_ratio = 0;
-    std::string worst;
-    const std::vector<size_t> checked = sample_indices(e.numel, rng);
-    for (size_t i : checked) {
-      double& p = m.params()[e.offset + i];
-      const double saved = p;
-      auto loss_at = [&](double v) {
-        p = v;
-        m.forward(b, drop, *state);
-        return m.loss(b, *state).loss;
-      };
-      const double up = saved + kStep, down = saved - kStep;
-      const double n = (loss_at(up) - loss_at(down)) / (up - down);
-      p = saved;
-      const double tol = kRelTol * std::max(std::abs(g[i]), std::abs(n)) + kTensorTol * G + noise;
-      const double ratio = std::abs(g[i] - n) / tol;
-      bad += ratio > 1;
-      if (ratio > worst_ratio) {
-        worst_ratio = ratio;
-        worst = cat("[", i, "] analytic ", std::setprecision(12), g[i], " numeric ", n, " tolerance ", tol);
-      }
-    }
-    EXPECT_EQ(bad, 0u) << e.name << ": " << bad << " of " << checked.size() << " elements outside tolerance; worst "
-                       << worst << " (tensor max |grad| " << G << ")";
-  }
 }
 
 class Gpt2GradCheck : public ::testing::TestWithParam<Task> {};
@@ -166,16 +88,8 @@ class Gpt2GradCheck : public ::testing::TestWithParam<Task> {};
 TEST_P(Gpt2GradCheck, EveryParameterMatchesCentralDifferencesWithDropout) {
   const ModelConfig c = tiny_gpt2(GetParam(), 0.1f);
   Gpt2Model<double> m(c);
-  m.init_weights(17);
-  perturb(m, 18, 0.05);
-  const Batch b = make_batch(c, 2, 6, 19);
-  const nn::DropoutCtx drop{true, 1234};
-  auto state = m.new_state();
-  m.forward(b, nn::DropoutCtx{false, 0}, *state);
-  const double loss_eval = m.loss(b, *state).loss;
-  m.forward(b, drop, *state);
-  ASSERT_NE(m.loss(b, *state).loss, loss_eval) << "dropout must change the computation";
-  expect_gradients_match_finite_differences(m, b, drop);
+  init_perturbed(m, 17);
+  expect_gradients_match_finite_differences_with_dropout(m, make_batch(c, 2, 6, 19));
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpt2, Gpt2GradCheck,
@@ -196,8 +110,7 @@ TEST(Gpt2Units, SplitForwardAndBackwardEqualTheWholeModel) {
     SCOPED_TRACE(task_name(task));
     const ModelConfig c = tiny_gpt2(task, 0.1f);
     Gpt2Model<double> m(c);
-    m.init_weights(3);
-    perturb(m, 4, 0.05);
+    init_perturbed(m, 3);
     const Batch b = make_batch(c, 3, 7, 5);
     const nn::DropoutCtx drop{true, 99};
 

@@ -6,10 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <iomanip>
-#include <iterator>
-#include <limits>
-#include <numeric>
 #include <random>
 #include <regex>
 #include <string>
@@ -18,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "grad_check.h"
 #include "models/batch_json.h"
 #include "io/files.h"
 #include "io/safetensors.h"
@@ -27,6 +24,7 @@
 #include "models/bert/encoder_model.h"
 #include "models/pretrained.h"
 #include "test_util_fs.h"
+#include "test_util_model.h"
 #include "train/optimizer.h"
 #include "util/error.h"
 
@@ -34,14 +32,18 @@ namespace strata {
 namespace {
 
 using nlohmann::json;
+using test::central_difference;
+using test::compute_gradients;
+using test::expect_gradients_match_finite_differences;
+using test::expect_gradients_match_finite_differences_with_dropout;
+using test::fd_noise;
+using test::init_perturbed;
+using test::kRelTol;
 using test::ScratchDir;
+using test::uniform_int;
 
 enum class Family { Bert, Roberta, DistilBert };  // the encoder model_types under test
 constexpr Family kAllFamilies[] = {Family::Bert, Family::Roberta, Family::DistilBert};
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // ---- models and batches built in code ------------------------------------------------
 
@@ -106,35 +108,21 @@ ModelConfig tiny_config(Family f, Task task, ProblemType problem, float dropout,
   return parse_model_config(tiny_config_json(f, task, problem, dropout, d), "tiny config.json");
 }
 
-// B rows of T tokens; odd rows end in padding (mask 0, pad id) for their last third. Real
-// tokens never use the pad id: nn.Embedding(padding_idx) deliberately drops that row's gradient,
-// which finite differences would not. Padded positions carry no label, so they cannot reach
-// the loss (their keys are masked), as in real batches.
+// The layout of test_util_model.h's padded_batch; padded positions carry no label, so they
+// cannot reach the loss (their keys are masked), as in real batches.
 Batch make_batch(const ModelConfig& c, int B, int T, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  auto uniform_int = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi - 1)(rng); };
-  Batch b;
-  b.B = B;
-  b.T = T;
-  for (int r = 0; r < B; ++r) {
-    const int len = r % 2 ? T - T / 3 : T;
-    for (int t = 0; t < T; ++t) {
-      const bool real = t < len;
-      int id = uniform_int(0, c.vocab_size - 1);
-      if (id >= c.pad_token_id) ++id;  // any id but the pad id
-      b.input_ids.push_back(real ? id : c.pad_token_id);
-      b.attention_mask.push_back(real);
-      b.token_type_ids.push_back(c.type_vocab_size > 1 && real && t >= len / 2);
-      if (c.task == Task::MaskedLM) b.labels.push_back(real && t % 3 != 0 ? uniform_int(0, c.vocab_size) : -100);
-    }
-  }
+  Batch b = test::padded_batch(c, B, T, rng, [&](Batch& out, int t, bool real, int) {
+    if (c.task == Task::MaskedLM) out.labels.push_back(real && t % 3 != 0 ? uniform_int(rng, 0, c.vocab_size) : -100);
+  });
   if (c.task == Task::SequenceClassification) {
     switch (c.problem_type) {
       case ProblemType::SingleLabel:
-        for (int r = 0; r < B; ++r) b.labels.push_back(uniform_int(0, c.num_labels));
+        for (int r = 0; r < B; ++r) b.labels.push_back(uniform_int(rng, 0, c.num_labels));
         break;
       case ProblemType::MultiLabel:
-        for (int i = 0; i < B * c.num_labels; ++i) b.float_labels.push_back(static_cast<float>(uniform_int(0, 2)));
+        for (int i = 0; i < B * c.num_labels; ++i)
+          b.float_labels.push_back(static_cast<float>(uniform_int(rng, 0, 2)));
         break;
       case ProblemType::Regression:
         for (int i = 0; i < B * c.num_labels; ++i)
@@ -147,107 +135,13 @@ Batch make_batch(const ModelConfig& c, int B, int T, uint64_t seed) {
   return b;
 }
 
-// Moves every parameter off HF's init (LayerNorm gains 1, biases 0, zero padding rows), so no
-// gradient vanishes or is symmetric by construction.
-template <typename T>
-void perturb(EncoderModel<T>& m, uint64_t seed, double scale) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-scale, scale);
-  for (size_t i = 0; i < m.table().total(); ++i) m.params()[i] += static_cast<T>(u(rng));
-}
-
-// Fills m.grads() with d(loss)/d(params); returns the loss.
-template <typename T>
-double compute_gradients(EncoderModel<T>& m, const Batch& b, const nn::DropoutCtx& drop, EncoderState<T>& acts) {
-  m.forward(b, drop, acts);
-  const double loss = m.loss(b, acts).loss;
-  m.grads().zero();
-  m.backward(b, drop, acts);
-  return loss;
-}
-
-// ---- finite-difference gradient check ------------------------------------------------
-
-// Criterion, per checked element with analytic a and central difference n:
-//   |a - n| <= kRelTol * max(|a|, |n|) + kTensorTol * G + kNoiseUlps * eps * |loss| / h
-// G is the largest |analytic gradient| in that tensor; the last term is the rounding noise of
-// the difference quotient (a few ulps of the loss, amplified by 1/h). In fp64 with h = 1e-6
-// truncation is ~h^2, so a correct backward lands ~100x inside these bounds, while a wrong
-// term, a missing contribution or a factor error fails by orders of magnitude. G must also be
-// non-trivial, so no tensor passes vacuously with a zero gradient everywhere.
-constexpr double kStep = 1e-6;
-constexpr double kRelTol = 1e-6;
-constexpr double kTensorTol = 1e-7;
-constexpr double kNoiseUlps = 64;
-constexpr double kMinTensorGrad = 1e-5;
-constexpr size_t kSamplesPerTensor = 20;  // tensors up to kSmallTensor elements are checked whole
-constexpr size_t kSmallTensor = 64;
-
-double fd_noise(double loss) { return kNoiseUlps * std::numeric_limits<double>::epsilon() * std::abs(loss) / kStep; }
+// ---- finite-difference gradient check (criterion in grad_check.h) ----------------------
 
 // Attention key biases add q.b_k to every score of a query row, which softmax ignores: their
 // true gradient is exactly zero (HF keeps them all the same), so only the FD check applies.
-bool gradient_is_zero_by_construction(const std::string& name) {
-  return ends_with(name, "attention.self.key.bias") || ends_with(name, "attention.k_lin.bias");
-}
-
-std::vector<size_t> sample_indices(size_t numel, std::mt19937_64& rng) {
-  std::vector<size_t> all(numel);
-  std::iota(all.begin(), all.end(), size_t{0});
-  if (numel <= kSmallTensor) return all;
-  std::vector<size_t> picked;
-  std::sample(all.begin(), all.end(), std::back_inserter(picked), kSamplesPerTensor, rng);
-  return picked;
-}
-
-double central_difference(EncoderModel<double>& m, const Batch& b, const nn::DropoutCtx& drop,
-                          EncoderState<double>& acts, size_t index) {
-  double& p = m.params()[index];
-  const double saved = p;
-  auto loss_at = [&](double v) {
-    p = v;
-    m.forward(b, drop, acts);
-    return m.loss(b, acts).loss;
-  };
-  const double up = saved + kStep, down = saved - kStep;
-  const double n = (loss_at(up) - loss_at(down)) / (up - down);  // the step as represented
-  p = saved;
-  return n;
-}
-
-void expect_gradients_match_finite_differences(EncoderModel<double>& m, const Batch& b, const nn::DropoutCtx& drop) {
-  EncoderState<double> acts;
-  const double noise = fd_noise(compute_gradients(m, b, drop, acts));
-  const std::vector<double> analytic(m.grads().data(), m.grads().data() + m.table().total());
-  std::mt19937_64 rng(2024);
-  for (const ParamEntry& e : m.table().entries()) {
-    const double* g = analytic.data() + e.offset;
-    double G = 0;
-    for (size_t i = 0; i < e.numel; ++i) G = std::max(G, std::abs(g[i]));
-    if (gradient_is_zero_by_construction(e.name))
-      EXPECT_LT(G, 1e-12) << e.name;
-    else
-      EXPECT_GT(G, kMinTensorGrad) << e.name << ": no gradient reaches this parameter";
-    // One verdict per tensor (count and worst element), not one per element, so that a broken
-    // backward reports which tensors it breaks instead of thousands of lines.
-    const std::vector<size_t> checked = sample_indices(e.numel, rng);
-    size_t bad = 0;
-    double worst_ratio = 0;
-    std::string worst;
-    for (size_t i : checked) {
-      const double n = central_difference(m, b, drop, acts, e.offset + i);
-      const double tol = kRelTol * std::max(std::abs(g[i]), std::abs(n)) + kTensorTol * G + noise;
-      const double ratio = std::abs(g[i] - n) / tol;
-      bad += ratio > 1;
-      if (ratio > worst_ratio) {
-        worst_ratio = ratio;
-        worst = cat("[", i, "] analytic ", std::setprecision(12), g[i], " numeric ", n, " tolerance ", tol);
-      }
-    }
-    EXPECT_EQ(bad, 0u) << e.name << ": " << bad << " of " << checked.size() << " elements outside tolerance; worst "
-                       << worst << " (tensor max |grad| " << G << ")";
-  }
-}
+const test::ZeroGradients kKeyBiases{.tensor = [](const std::string& name) {
+  return name.ends_with("attention.self.key.bias") || name.ends_with("attention.k_lin.bias");
+}};
 
 struct HeadCase {
   Family family;
@@ -271,13 +165,12 @@ TEST_P(ModelsGradCheck, EveryParameterMatchesCentralDifferences) {
   const HeadCase& hc = GetParam();
   const ModelConfig c = tiny_config(hc.family, hc.task, hc.problem, 0.0f);
   EncoderModel<double> m(c);
-  m.init_weights(7);
-  perturb(m, 8, 0.05);
+  init_perturbed(m, 7);
   const Batch b = make_batch(c, 2, 6, 9);
   if (c.model_type == "bert") {
     ASSERT_NE(std::count(b.token_type_ids.begin(), b.token_type_ids.end(), 1), 0);  // token types are exercised
   }
-  expect_gradients_match_finite_differences(m, b, nn::DropoutCtx{false, 0});
+  expect_gradients_match_finite_differences(m, b, nn::DropoutCtx{false, 0}, kKeyBiases);
 }
 
 std::vector<HeadCase> all_head_cases() {
@@ -293,24 +186,11 @@ std::vector<HeadCase> all_head_cases() {
 // The instantiation name starts with "Models" so that --gtest_filter='Models*' selects it.
 INSTANTIATE_TEST_SUITE_P(Models, ModelsGradCheck, ::testing::ValuesIn(all_head_cases()), head_case_name);
 
-// With dropout on, every mask is a function of (seed, stream, index), so the loss is still a
-// deterministic, differentiable function of the parameters and the same check applies.
 TEST(ModelsDropoutGradCheck, BertWithAllDropoutsMatchesCentralDifferences) {
   const ModelConfig c = tiny_config(Family::Bert, Task::SequenceClassification, ProblemType::SingleLabel, 0.1f);
   EncoderModel<double> m(c);
-  m.init_weights(17);
-  perturb(m, 18, 0.05);
-  const Batch b = make_batch(c, 2, 6, 19);
-  const nn::DropoutCtx drop{true, 1234};
-
-  // Dropout must actually change the computation, or this test would repeat the one above.
-  EncoderState<double> acts;
-  m.forward(b, nn::DropoutCtx{false, 0}, acts);
-  const double loss_eval = m.loss(b, acts).loss;
-  m.forward(b, drop, acts);
-  ASSERT_NE(m.loss(b, acts).loss, loss_eval);
-
-  expect_gradients_match_finite_differences(m, b, drop);
+  init_perturbed(m, 17);
+  expect_gradients_match_finite_differences_with_dropout(m, make_batch(c, 2, 6, 19), kKeyBiases);
 }
 
 // ---- tied weights --------------------------------------------------------------------
@@ -341,8 +221,7 @@ TEST(ModelsTiedWeights, MaskedLMDecoderIsTheWordEmbedding) {
     // A word-embedding row that no input token uses (the pad row among them: pads sit only at
     // masked, unlabelled positions) is reached only through the decoder, so its gradient is
     // the decoder's contribution alone: non-zero, and equal to the finite difference.
-    m.init_weights(21);
-    perturb(m, 22, 0.05);
+    init_perturbed(m, 21);
     const Batch b = make_batch(c, 2, 6, 23);
     std::vector<int> unused_rows = {c.pad_token_id};
     for (int v = 0; v < c.vocab_size && unused_rows.size() < 3; ++v)
@@ -399,8 +278,7 @@ TEST(ModelsPretrained, SaveLoadRoundTripIsBitExact) {
       }
       j["a_field_strata_does_not_read"] = {1, "two"};  // HF configs carry many; saving must keep them
       EncoderModel<float> m(parse_model_config(j, "tiny config.json"));
-      m.init_weights(31);
-      perturb(m, 32, 0.05);
+      init_perturbed(m, 31);
       const std::string dir = scratch.path(tag);
       save_pretrained(m, dir);
 
@@ -453,8 +331,7 @@ TEST(ModelsPretrained, BaseCheckpointIntoTaskModelInitialisesOnlyTheHead) {
   for (const HeadNames& hn : kHeadNames) {
     SCOPED_TRACE(family_tag(hn.family));
     EncoderModel<float> base(tiny_config(hn.family, Task::Base, ProblemType::Unset, 0.1f));
-    base.init_weights(41);
-    perturb(base, 42, 0.05);
+    init_perturbed(base, 41);
     const std::string dir = scratch.path(std::string(family_tag(hn.family)) + "_base");
     save_pretrained(base, dir);
 
@@ -474,7 +351,7 @@ TEST(ModelsPretrained, BaseCheckpointIntoTaskModelInitialisesOnlyTheHead) {
         continue;
       }
       EXPECT_NE(std::find(hn.head.begin(), hn.head.end(), e.name), hn.head.end()) << e.name;
-      if (ends_with(e.name, ".bias")) {
+      if (e.name.ends_with(".bias")) {
         EXPECT_TRUE(std::all_of(got, got + e.numel, [](float v) { return v == 0.0f; })) << e.name;
       } else {
         EXPECT_EQ(std::count(got, got + e.numel, 0.0f), 0) << e.name;
@@ -491,8 +368,7 @@ TEST(ModelsPretrained, TaskCheckpointIntoBaseModelReportsTheHeadUnused) {
   for (const HeadNames& hn : kHeadNames) {
     SCOPED_TRACE(family_tag(hn.family));
     EncoderModel<float> task(tiny_config(hn.family, Task::SequenceClassification, ProblemType::SingleLabel, 0.1f));
-    task.init_weights(51);
-    perturb(task, 52, 0.05);
+    init_perturbed(task, 51);
     const std::string dir = scratch.path(std::string(family_tag(hn.family)) + "_task");
     save_pretrained(task, dir);
 

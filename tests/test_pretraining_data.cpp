@@ -426,10 +426,9 @@ TEST(PretrainingMasking, WholeWordsAreNeverSplitAndSplit801010) {
 // Words as the table groups a real tokenizer's tokens, against the whitespace words of the text.
 TEST(PretrainingMasking, WordBoundariesOfRealTokenizers) {
   const std::string text = "the quick brownish foxes jumped over lazily sleeping hounds";
-  const std::string base = std::string(STRATA_FIXTURE_DIR) + "/tokenizers/reference/";
   for (const char* name : {"bert-wordpiece-8k", "bpe-8k", "albert-spm-8k", "gpt2"}) {
     SCOPED_TRACE(name);
-    tok::Tokenizer tok = tok::Tokenizer::from_dir(base + name);
+    tok::Tokenizer tok = tok::Tokenizer::from_dir(test::reference_tokenizer(name));
     const TokenizerEncoder enc(tok, 0, /*pad_token_required=*/false);
     const std::vector<uint8_t> continues = word_continuation_table(enc);
     const tok::Encoding e = tok.encode(text);

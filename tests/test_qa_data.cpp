@@ -29,12 +29,11 @@ namespace {
 
 using test::expect_error;
 using test::fixture;
+using test::reference_tokenizer;
 using test::ScratchDir;
 using test::write_text;
 
 const std::string kExamples = fixture("qa/examples.jsonl");
-
-std::string tokenizer_dir(const std::string& name) { return fixture("tokenizers/reference/" + name); }
 
 data::QaExamples read_examples(const std::string& path, bool answers_optional = false) {
   return data::read_qa_examples(path, data::detect_format(path, "", 0), data::QaColumns{}, answers_optional);
@@ -101,7 +100,7 @@ TEST_P(QaFeaturesHf, TrainFeaturesMatchRunQa) {
   const nlohmann::json ref = io::read_json_file(fixture("qa/" + GetParam() + ".features.json"));
   const data::QaExamples ex = read_examples(kExamples);
   for (bool pad : {false, true}) {
-    tok::Tokenizer tok = tok::Tokenizer::from_dir(tokenizer_dir(GetParam()));
+    tok::Tokenizer tok = tok::Tokenizer::from_dir(reference_tokenizer(GetParam()));
     const data::QaFeatures f = data::make_qa_features(tok, ex, options_of(ref, pad), /*train=*/true);
     const nlohmann::json& want = ref["train"];
     ASSERT_EQ(f.features.size(), want.size()) << "pad " << pad;
@@ -122,7 +121,7 @@ TEST_P(QaFeaturesHf, TrainFeaturesMatchRunQa) {
 TEST_P(QaFeaturesHf, EvalFeaturesKeepContextOffsetsOnly) {
   const nlohmann::json ref = io::read_json_file(fixture("qa/" + GetParam() + ".features.json"));
   const data::QaExamples ex = read_examples(kExamples);
-  tok::Tokenizer tok = tok::Tokenizer::from_dir(tokenizer_dir(GetParam()));
+  tok::Tokenizer tok = tok::Tokenizer::from_dir(reference_tokenizer(GetParam()));
   const data::QaFeatures f = data::make_qa_features(tok, ex, options_of(ref, false), /*train=*/false);
   const nlohmann::json& want = ref["eval"];
   ASSERT_EQ(f.features.size(), want.size());
@@ -158,7 +157,7 @@ TEST(QaFeatures, SpecialLayoutOfEachPostProcessor) {
     return out;
   };
   for (const char* name : {"bert-wordpiece-8k", "albert-spm-8k"}) {
-    const tok::Tokenizer t = tok::Tokenizer::from_dir(tokenizer_dir(name));
+    const tok::Tokenizer t = tok::Tokenizer::from_dir(reference_tokenizer(name));
     const data::SpecialLayout pair = data::special_layout(t, true), single = data::special_layout(t, false);
     EXPECT_EQ(pair.before.ids, ids(t, {"[CLS]"})) << name;
     EXPECT_EQ(pair.between.ids, ids(t, {"[SEP]"})) << name;
@@ -168,11 +167,11 @@ TEST(QaFeatures, SpecialLayoutOfEachPostProcessor) {
     EXPECT_TRUE(single.between.ids.empty()) << name;
     EXPECT_EQ(single.size(), 2u) << name;
   }
-  const tok::Tokenizer roberta = tok::Tokenizer::from_dir(tokenizer_dir("bpe-8k"));
+  const tok::Tokenizer roberta = tok::Tokenizer::from_dir(reference_tokenizer("bpe-8k"));
   const data::SpecialLayout r = data::special_layout(roberta, true);
   EXPECT_EQ(r.between.ids, ids(roberta, {"</s>", "</s>"}));
   EXPECT_EQ(r.second_type, 0);  // RoBERTa has one token type
-  const data::SpecialLayout g = data::special_layout(tok::Tokenizer::from_dir(tokenizer_dir("gpt2")), true);
+  const data::SpecialLayout g = data::special_layout(tok::Tokenizer::from_dir(reference_tokenizer("gpt2")), true);
   EXPECT_EQ(g.size(), 0u);
 }
 
@@ -188,7 +187,7 @@ TEST(QaFeatures, LongContextWindowsCoverTheWholeContext) {
                                                     {"answers", {{"text", {"needle"}}, {"answer_start", {at}}}}}
                                          .dump() + "\n");
   const data::QaExamples ex = read_examples(dir.path("long.jsonl"));
-  tok::Tokenizer tok = tok::Tokenizer::from_dir(tokenizer_dir("bert-wordpiece-8k"));
+  tok::Tokenizer tok = tok::Tokenizer::from_dir(reference_tokenizer("bert-wordpiece-8k"));
   data::QaFeatureOptions o;
   o.max_seq_length = 24;
   o.doc_stride = 4;
@@ -213,7 +212,7 @@ TEST(QaFeatures, LongContextWindowsCoverTheWholeContext) {
 
 TEST(QaFeatures, BatchesThroughTheLoader) {
   const data::QaExamples ex = read_examples(kExamples);
-  tok::Tokenizer tok = tok::Tokenizer::from_dir(tokenizer_dir("bert-wordpiece-8k"));
+  tok::Tokenizer tok = tok::Tokenizer::from_dir(reference_tokenizer("bert-wordpiece-8k"));
   data::QaFeatureOptions o;
   o.max_seq_length = 40;
   o.doc_stride = 8;
@@ -261,7 +260,7 @@ TEST(QaPostprocess, MatchesUtilsQa) {
   const nlohmann::json ref = io::read_json_file(fixture("qa/postprocess_reference.json"));
   const nlohmann::json feats = io::read_json_file(fixture("qa/bert-wordpiece-8k.features.json"));
   const data::QaExamples ex = read_examples(kExamples);
-  tok::Tokenizer tok = tok::Tokenizer::from_dir(tokenizer_dir("bert-wordpiece-8k"));
+  tok::Tokenizer tok = tok::Tokenizer::from_dir(reference_tokenizer("bert-wordpiece-8k"));
   const data::QaFeatures f = data::make_qa_features(tok, ex, options_of(feats, false), /*train=*/false);
   QaLogits logits;
   logits.width = ref["width"].get<size_t>();
@@ -510,7 +509,7 @@ TEST_F(QaBadInput, MissingColumnsNameTheNearest) {
   // Training needs answers even where reading them was optional.
   const std::string r = write("c.jsonl", R"({"question": "Q", "context": "Ada"})" "\n");
   const data::QaExamples un = read_examples(r, /*answers_optional=*/true);
-  tok::Tokenizer tok = tok::Tokenizer::from_dir(tokenizer_dir("bert-wordpiece-8k"));
+  tok::Tokenizer tok = tok::Tokenizer::from_dir(reference_tokenizer("bert-wordpiece-8k"));
   expect_error([&] { data::make_qa_features(tok, un, {}, /*train=*/true); }, {r, "no answers column"});
   const std::string t = write("d.txt", "just text\n");
   expect_error([&] { read_examples(t); }, {t, "plain-text file has no columns"});
@@ -520,7 +519,7 @@ TEST_F(QaBadInput, QuestionTooLongForTheWindow) {
   const std::string p = write("a.jsonl",
                               R"({"question": "one two three four five six seven eight nine ten", "context": "Ada wrote it.", "answers": {"text": [], "answer_start": []}})"
                               "\n");
-  tok::Tokenizer tok = tok::Tokenizer::from_dir(tokenizer_dir("bert-wordpiece-8k"));
+  tok::Tokenizer tok = tok::Tokenizer::from_dir(reference_tokenizer("bert-wordpiece-8k"));
   data::QaFeatureOptions o;
   o.max_seq_length = 12;
   o.doc_stride = 1;

@@ -21,13 +21,10 @@ namespace strata {
 namespace {
 
 using test::expect_error;
-using test::fixture;
 using test::ScratchDir;
 using test::write_text;
 
-const std::string kWords = fixture("token_cls/words.jsonl");
-
-std::string tokenizer_dir(const std::string& name) { return fixture("tokenizers/reference/" + name); }
+const std::string kWords = test::fixture("token_cls/words.jsonl");
 
 data::TokenClsData load(const std::string& train, const std::string& validation = "") {
   data::TokenClsOptions o;
@@ -41,11 +38,11 @@ data::TokenClsData load(const std::string& train, const std::string& validation 
 class WordsHf : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(WordsHf, EncodingAndLabelsMatchRunNer) {
-  const nlohmann::json ref = io::read_json_file(fixture("token_cls/" + GetParam() + ".words.json"));
+  const nlohmann::json ref = io::read_json_file(test::fixture("token_cls/" + GetParam() + ".words.json"));
   const data::TokenClsData d = load(kWords);
   EXPECT_EQ(d.tags.names, ref["label_list"].get<std::vector<std::string>>());
   EXPECT_EQ(d.tags.b_to_i, ref["b_to_i"].get<std::vector<int32_t>>());
-  tok::Tokenizer tok = tok::Tokenizer::from_dir(tokenizer_dir(GetParam()));
+  tok::Tokenizer tok = tok::Tokenizer::from_dir(test::reference_tokenizer(GetParam()));
   const data::WordEncoder enc(tok, ref["max_length"].get<size_t>(), ref["add_prefix_space"].get<bool>());
   ASSERT_EQ(d.train->size(), ref["encodings"].size());
   for (size_t i = 0; i < d.train->size(); ++i) {
@@ -113,7 +110,7 @@ TEST(TokenCls, CsvAndCustomColumns) {
 
 TEST(TokenCls, BatchesThroughTheLoader) {
   const data::TokenClsData d = load(kWords);
-  tok::Tokenizer tok = tok::Tokenizer::from_dir(tokenizer_dir("bert-wordpiece-8k"));
+  tok::Tokenizer tok = tok::Tokenizer::from_dir(test::reference_tokenizer("bert-wordpiece-8k"));
   auto enc = std::make_shared<const data::WordEncoder>(tok, 16, false);
   auto maker = std::make_shared<data::TokenClsBatches>(d.train, enc, d.tags, /*label_all_tokens=*/false,
                                                        data::CollatorOptions{16, false, 0});

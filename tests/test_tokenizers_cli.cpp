@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 using test::ScratchDir;
 
-const std::string kBert = std::string(STRATA_FIXTURE_DIR) + "/tokenizers/reference/bert-wordpiece-8k";
+const std::string kBert = test::reference_tokenizer("bert-wordpiece-8k");
 
 std::vector<json> parse_lines(const std::string& text) {
   std::vector<json> out;

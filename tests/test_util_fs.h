@@ -21,6 +21,8 @@ namespace strata::test {
 namespace fs = std::filesystem;
 
 inline std::string fixture(const std::string& name) { return std::string(STRATA_FIXTURE_DIR) + "/" + name; }
+// A tokenizer directory of fixtures/tokenizers/reference (bert-wordpiece-8k, bpe-8k, gpt2, ...).
+inline std::string reference_tokenizer(const std::string& name) { return fixture("tokenizers/reference/" + name); }
 
 // A fresh directory named after the running test (and pid, so parallel ctest runs do not
 // collide); removed on destruction so no test sees another's files.
@@ -99,6 +101,12 @@ inline void expect_error(const std::function<void()>& f, const std::vector<std::
     return;
   }
   ADD_FAILURE() << "no strata::Error thrown";
+}
+
+// `result` of a command that must fail: a non-zero exit, and every one of `parts` in its stderr.
+inline void expect_command_error(const CommandResult& result, const std::vector<std::string>& parts) {
+  EXPECT_NE(result.exit_code, 0) << result.err;
+  for (const auto& p : parts) EXPECT_NE(result.err.find(p), std::string::npos) << "'" << p << "' not in: " << result.err;
 }
 
 }  // namespace strata::test
