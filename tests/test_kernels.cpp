@@ -15,6 +15,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -630,6 +631,56 @@ TEST(Kernels, CausalAttentionMatchesReference) {
     SCOPED_TRACE(scale_scores ? "scaled" : "unscaled");
     check_causal_attention<float>(scale_scores);
     check_causal_attention<double>(scale_scores);
+  }
+}
+
+// Incremental decoding: the last Tq queries against a key/value cache whose rows hold more
+// room than they use (ldt > Tk) must give the reference's causal rows T-Tq..T-1 (no padding).
+template <typename T>
+void check_cached_attention(bool scale_scores) {
+  SCOPED_TRACE(type_name<T>());
+  std::mt19937_64 rng(31);
+  AttentionCase a = causal_attention_case(rng, scale_scores);
+  std::fill(a.mask.begin(), a.mask.end(), 1);
+  const AttentionShape& s = a.s;
+  Vec probs(a.probs_size()), ctx(a.ctx_size());
+  ref::attention_forward(s, a.qkv.data(), a.mask.data(), probs.data(), ctx.data());
+  const int C = s.C, ldt = s.T + 2;
+  std::vector<T> kc(size_t(s.B) * ldt * C, T(kNaN)), vc(kc.size(), T(kNaN));
+  for (int b = 0; b < s.B; ++b)
+    for (int t = 0; t < s.T; ++t)
+      for (int c = 0; c < C; ++c) {
+        const size_t row = (size_t(b) * s.T + t) * 3 * C;
+        kc[(size_t(b) * ldt + t) * C + c] = T(a.qkv[row + C + c]);
+        vc[(size_t(b) * ldt + t) * C + c] = T(a.qkv[row + 2 * C + c]);
+      }
+  for (int Tq : {1, 2, s.T}) {
+    SCOPED_TRACE("Tq " + std::to_string(Tq));
+    std::vector<T> q;  // the new positions' q|k|v rows
+    for (int b = 0; b < s.B; ++b)
+      for (int t = s.T - Tq; t < s.T; ++t)
+        for (int c = 0; c < 3 * C; ++c) q.push_back(T(a.qkv[(size_t(b) * s.T + t) * 3 * C + c]));
+    std::vector<T> scores(size_t(s.B) * s.NH * Tq * s.T, T(kNaN)), ctxt(size_t(s.B) * Tq * C, T(kNaN));
+    const k::CachedAttentionShape cs{s.B, Tq, s.T, ldt, C, s.NH, scale_scores};
+    k::attention_cached_forward<T>(cs, q.data(), 3 * C, kc.data(), vc.data(), scores.data(), ctxt.data());
+    Vec want_probs, want_ctx;
+    for (int b = 0; b < s.B; ++b)
+      for (int h = 0; h < s.NH; ++h)
+        for (int t = s.T - Tq; t < s.T; ++t)
+          for (int u = 0; u < s.T; ++u) want_probs.push_back(probs[((size_t(b) * s.NH + h) * s.T + t) * s.T + u]);
+    for (int b = 0; b < s.B; ++b)
+      for (int t = s.T - Tq; t < s.T; ++t)
+        for (int c = 0; c < C; ++c) want_ctx.push_back(ctx[(size_t(b) * s.T + t) * C + c]);
+    EXPECT_TRUE(close(scores, want_probs, kTol<T>)) << "probs";
+    EXPECT_TRUE(close(ctxt, want_ctx, kTol<T>)) << "ctx";
+  }
+}
+
+TEST(Kernels, CachedAttentionMatchesCausalReference) {
+  for (bool scale_scores : {true, false}) {
+    SCOPED_TRACE(scale_scores ? "scaled" : "unscaled");
+    check_cached_attention<float>(scale_scores);
+    check_cached_attention<double>(scale_scores);
   }
 }
 

@@ -69,6 +69,14 @@ int Args::int_or(const std::string& name, int dflt) const {
   return static_cast<int>(v);
 }
 
+bool Args::flag_or(const std::string& name, bool dflt) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return dflt;
+  if (it->second.empty() || it->second == "true") return true;
+  if (it->second == "false") return false;
+  fail("strata ", command_, ": --", name, " takes no value, or =true / =false; got '", it->second, "'");
+}
+
 std::vector<double> Args::nums_or(const std::string& name, std::vector<double> dflt) const {
   auto it = values_.find(name);
   if (it == values_.end()) return dflt;

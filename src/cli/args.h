@@ -18,6 +18,8 @@ class Args {
   double num_or(const std::string& name, double dflt) const;
   int int_or(const std::string& name, int dflt) const;
   std::vector<double> nums_or(const std::string& name, std::vector<double> dflt) const;  // "a,b"
+  // A flag: absent -> dflt; "--name" or "--name=true" -> true; "--name=false" -> false.
+  bool flag_or(const std::string& name, bool dflt) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:

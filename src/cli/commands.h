@@ -11,5 +11,6 @@ int cmd_train(int argc, char** argv);
 int cmd_evaluate(int argc, char** argv);
 int cmd_predict(int argc, char** argv);
 int cmd_launch(int argc, char** argv);
+int cmd_generate(int argc, char** argv);
 
 }  // namespace strata::cli

@@ -17,6 +17,11 @@ constexpr const char* kUsage =
     "            strata evaluate CONFIG.yaml [--set key=value ...]\n"
     "  predict   predictions with label names and probabilities for test_file\n"
     "            strata predict CONFIG.yaml [--set key=value ...]\n"
+    "  generate  text from a causal LM (GPT-2): greedy or sampled continuations of prompts\n"
+    "            strata generate MODEL_DIR (--prompt TEXT | --prompt-file FILE) [--max-new-tokens 50]\n"
+    "                            [--do-sample --temperature 1.0 --top-k 50 --top-p 1.0 --seed 42]\n"
+    "                            [--num-return-sequences 1] [--tokenizer DIR] [--use-cache=false]\n"
+    "                            [--threads N] [--json]   (docs/generate.md)\n"
     "  launch    run a command as a data-parallel job through mpirun\n"
     "            strata launch [-n PROCS_PER_HOST] [--hostfile FILE | --hosts a,b] [--dry-run] -- strata train job.yaml\n"
     "  step   one forward + backward (and optionally one optimizer step) on a batch;\n"
@@ -38,7 +43,7 @@ struct Command {
 };
 constexpr Command kCommands[] = {{"train", strata::cli::cmd_train},       {"evaluate", strata::cli::cmd_evaluate},
                                  {"predict", strata::cli::cmd_predict},   {"step", strata::cli::cmd_step},
-                                 {"info", strata::cli::cmd_info},
+                                 {"info", strata::cli::cmd_info},         {"generate", strata::cli::cmd_generate},
                                  {"tokenize", strata::cli::cmd_tokenize}, {"launch", strata::cli::cmd_launch}};
 
 }  // namespace

@@ -99,6 +99,20 @@ template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* dctx,
                         T* dqkv);
 
+// Attention of new positions against a key/value cache (incremental causal decoding, no
+// dropout, no padding). Row b holds Tk positions in k and v, laid out [B, ldt, C] (position t
+// of row b at (b*ldt + t)*C, head h at columns h*HS); its last Tq are the new ones, whose
+// queries are q[B*Tq, ldq] (head h at columns h*HS). Query i sees keys 0..Tk-Tq+i. Gives the
+// probabilities attention_forward gives those rows (same scale and softmax);
+// ctx[B*Tq, C] = probs v. scores is scratch of B*NH*Tq*Tk values.
+struct CachedAttentionShape {
+  int B, Tq, Tk, ldt, C, NH;
+  bool scale_scores = true;
+};
+template <typename T>
+void attention_cached_forward(const CachedAttentionShape& s, const T* q, int ldq, const T* k, const T* v, T* scores,
+                              T* ctx);
+
 // ---- embeddings ----------------------------------------------------------------------
 // out[n,:] += table[ids[n], :] for n < N. Callers check ids are in range.
 template <typename T>

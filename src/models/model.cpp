@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/causal_decoder.h"
+
 #include "util/rng.h"
 
 namespace strata {
@@ -88,6 +90,11 @@ void Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, ModelState& 
   const UnitRange r = head_only ? UnitRange{head_unit(), num_units()} : all_units();
   backward(b, drop, r, nullptr, state, grads_final);
   if (head_only && grads_final) grads_final(0);  // nothing below the head gets a gradient
+}
+
+template <typename T>
+std::unique_ptr<CausalDecoder<T>> Model<T>::new_cached_decoder() const {
+  return nullptr;
 }
 
 template class Model<float>;

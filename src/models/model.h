@@ -29,6 +29,9 @@
 
 namespace strata {
 
+template <typename T>
+class CausalDecoder;  // models/causal_decoder.h
+
 struct LossResult {
   double loss;  // sum of per-label losses / norm
   double norm;
@@ -126,6 +129,10 @@ class Model {
   // Forward without dropout that keeps no per-layer saved state: `state` holds only the
   // buffers one block needs at a time. Returns the same as forward() over all units.
   virtual const T* infer(const Batch& b, ModelState& state) const = 0;
+  // Incremental decoding with a key/value cache, for causal LMs of architectures that have
+  // one (null otherwise; make_causal_decoder then recomputes through infer). The decoder reads
+  // this model, which must outlive it.
+  virtual std::unique_ptr<CausalDecoder<T>> new_cached_decoder() const;
 
   // ---- whole-model conveniences ----
   const T* forward(const Batch& b, const nn::DropoutCtx& drop, ModelState& state) const {

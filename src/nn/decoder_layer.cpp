@@ -1,5 +1,7 @@
 #include "nn/decoder_layer.h"
 
+#include <algorithm>
+
 namespace strata::nn {
 
 namespace {
@@ -11,23 +13,31 @@ kernels::AttentionShape attention_shape(const DecoderLayerSpec& s, int B, int T_
   as.scale_scores = s.scale_attn;
   return as;
 }
-}  // namespace
 
+// Buffers of one call over N = B*T positions; probs holds `probs` values.
 template <typename T>
-void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
-                           const DropoutCtx& drop, DecoderLayerSaved<T>& sv) {
-  const int N = B * T_, C = s.c_attn.in, F = s.c_fc.out;
+void size_saved(DecoderLayerSaved<T>& sv, int N, int C, int F, size_t probs) {
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
   for (Buffer<T>* b : {&sv.a1, &sv.ctx, &sv.h, &sv.a2, &sv.out}) b->resize(NC);
   for (Buffer<T>* b : {&sv.mean1, &sv.rstd1, &sv.mean2, &sv.rstd2}) b->resize(N);
   sv.qkv.resize(3 * NC);
-  sv.probs.resize(static_cast<size_t>(B) * s.num_heads * T_ * T_);
+  sv.probs.resize(probs);
   sv.pre.resize(NF);
   sv.act.resize(NF);
+}
 
+// The block around its attention core, shared by forward and decode: LN1 and the q|k|v
+// projection before it; the output projection, residuals and MLP after it (reading sv.ctx).
+template <typename T>
+void before_attention(const DecoderLayerSpec& s, Flat<T> f, const T* x, int N, DecoderLayerSaved<T>& sv) {
   layernorm_forward(s.ln_1, f, x, sv.a1.data(), sv.mean1.data(), sv.rstd1.data(), N);
   conv1d_forward(s.c_attn, f, sv.a1.data(), sv.qkv.data(), N);
-  kernels::attention_forward(attention_shape(s, B, T_, drop), sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
+}
+
+template <typename T>
+void after_attention(const DecoderLayerSpec& s, Flat<T> f, const T* x, int N, const DropoutCtx& drop,
+                     DecoderLayerSaved<T>& sv) {
+  const size_t NC = static_cast<size_t>(N) * s.c_attn.in, NF = static_cast<size_t>(N) * s.c_fc.out;
   conv1d_forward(s.attn_proj, f, sv.ctx.data(), sv.h.data(), N);
   kernels::dropout_forward(sv.h.data(), sv.h.data(), NC, drop.p(s.resid_dropout), drop.seed, s.stream + kAttnResid);
   kernels::add(sv.h.data(), x, sv.h.data(), NC);
@@ -38,6 +48,38 @@ void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, con
   conv1d_forward(s.mlp_proj, f, sv.act.data(), sv.out.data(), N);
   kernels::dropout_forward(sv.out.data(), sv.out.data(), NC, drop.p(s.resid_dropout), drop.seed, s.stream + kMlpResid);
   kernels::add(sv.out.data(), sv.h.data(), sv.out.data(), NC);
+}
+}  // namespace
+
+template <typename T>
+void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
+                           const DropoutCtx& drop, DecoderLayerSaved<T>& sv) {
+  const int N = B * T_;
+  size_saved(sv, N, s.c_attn.in, s.c_fc.out, static_cast<size_t>(B) * s.num_heads * T_ * T_);
+  before_attention(s, f, x, N, sv);
+  kernels::attention_forward(attention_shape(s, B, T_, drop), sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
+  after_attention(s, f, x, N, drop, sv);
+}
+
+template <typename T>
+void decoder_layer_decode(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int n, DecoderLayerCache<T>& cache,
+                          DecoderLayerSaved<T>& sv) {
+  const int N = B * n, C = s.c_attn.in, Tk = cache.len + n;
+  size_saved(sv, N, C, s.c_fc.out, static_cast<size_t>(B) * s.num_heads * n * Tk);
+  before_attention(s, f, x, N, sv);
+  // Append the new keys and values (columns C..3C of qkv) to each row's cache.
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < n; ++i) {
+      const T* src = sv.qkv.data() + (static_cast<size_t>(b) * n + i) * 3 * C;
+      const size_t dst = (static_cast<size_t>(b) * cache.capacity + cache.len + i) * C;
+      std::copy_n(src + C, C, cache.k.data() + dst);
+      std::copy_n(src + 2 * C, C, cache.v.data() + dst);
+    }
+  cache.len = Tk;
+  const kernels::CachedAttentionShape as{B, n, Tk, cache.capacity, C, s.num_heads, s.scale_attn};
+  kernels::attention_cached_forward(as, sv.qkv.data(), 3 * C, cache.k.data(), cache.v.data(), sv.probs.data(),
+                                    sv.ctx.data());
+  after_attention(s, f, x, N, DropoutCtx{false, 0}, sv);
 }
 
 template <typename T>
@@ -75,6 +117,8 @@ void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, in
 #define STRATA_INSTANTIATE(T)                                                                                       \
   template void decoder_layer_forward<T>(const DecoderLayerSpec&, Flat<T>, const T*, const int32_t*, int, int,       \
                                          const DropoutCtx&, DecoderLayerSaved<T>&);                                  \
+  template void decoder_layer_decode<T>(const DecoderLayerSpec&, Flat<T>, const T*, int, int, DecoderLayerCache<T>&, \
+                                        DecoderLayerSaved<T>&);                                                      \
   template void decoder_layer_backward<T>(const DecoderLayerSpec&, Flat<T>, const T*, int, int, const DropoutCtx&,   \
                                           const DecoderLayerSaved<T>&, const T*, T*, DecoderLayerScratch<T>&);
 STRATA_INSTANTIATE(float)

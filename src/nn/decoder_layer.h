@@ -2,7 +2,8 @@
 //   h   = x + dropout(c_proj(attn(LN1(x))))
 //   out = h + dropout(mlp_proj(act(c_fc(LN2(h)))))
 // Attention is causal and also masks padded keys. forward fills a caller-owned Saved;
-// backward reads it (same contract as nn/encoder_layer.h).
+// backward reads it (same contract as nn/encoder_layer.h). decode is the inference form for
+// generation: new positions attend to the keys and values of earlier ones kept in a cache.
 #pragma once
 #include "nn/flat.h"
 #include "tensor/buffer.h"
@@ -48,9 +49,32 @@ struct DecoderLayerScratch {
   static size_t values(size_t N, size_t C, size_t F) { return 6 * N * C + N * F; }
 };
 
+// Keys and values of one block's earlier positions, for incremental decoding: [B, capacity, C]
+// each (the layout kernels::attention_cached_forward reads), `len` positions filled per row.
+template <typename T>
+struct DecoderLayerCache {
+  Buffer<T> k, v;
+  int B = 0, capacity = 0, len = 0;
+  void reset(int rows, int cap, int C) {
+    B = rows;
+    capacity = cap;
+    len = 0;
+    k.resize(static_cast<size_t>(rows) * cap * C);
+    v.resize(k.size());
+  }
+};
+
 template <typename T>
 void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
                            const DropoutCtx& drop, DecoderLayerSaved<T>& saved);
+
+// n new positions per row, x[B*n, C], against the cache (no dropout): appends their keys and
+// values to the cache (cache.len + n <= cache.capacity) and writes the block output to sv.out.
+// The output equals decoder_layer_forward's at those positions over the whole sequence (up to
+// the rounding of differently shaped products). sv.probs holds the scores [B, NH, n, len+n].
+template <typename T>
+void decoder_layer_decode(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int n, DecoderLayerCache<T>& cache,
+                          DecoderLayerSaved<T>& sv);
 
 // dx is written (may not alias dout); parameter gradients are accumulated.
 template <typename T>

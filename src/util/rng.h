@@ -21,6 +21,8 @@ struct CounterRng {
   uint64_t bits(uint64_t i) const { return mix64(key + (i + 1) * 0x9e3779b97f4a7c15ull); }
   // Uniform in [0, 1) with 24 bits, exact in float.
   float uniform(uint64_t i) const { return static_cast<float>(bits(i) >> 40) * 0x1.0p-24f; }
+  // Uniform in [0, 1) with 53 bits (a sampling draw over a large vocabulary).
+  double uniform53(uint64_t i) const { return static_cast<double>(bits(i) >> 11) * 0x1.0p-53; }
   // Standard normal (Box-Muller over counters 2i, 2i+1), in double.
   double normal(uint64_t i) const {
     const double u1 = (static_cast<double>(bits(2 * i) >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]

@@ -1,4 +1,5 @@
-// Multi-head self-attention core. Work is split over (batch, head) pairs: each pair's
+// Multi-head self-attention core (and its incremental-decoding form against a key/value
+// cache). Work is split over (batch, head) pairs: each pair's
 // products are small (T x HS x T), so one single-threaded GEMM per pair inside an OpenMP
 // loop beats threading each GEMM (docs/gemm.md; OpenBLAS runs single-threaded inside a
 // parallel region). Scale, mask and softmax are fused into one pass over each score row.
@@ -143,10 +144,50 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
   }
 }
 
+template <typename T>
+void attention_cached_forward(const CachedAttentionShape& s, const T* q, int ldq, const T* k, const T* v, T* scores,
+                              T* ctx) {
+  const int HS = s.C / s.NH, past = s.Tk - s.Tq;
+  const AttentionShape full{s.B, s.Tk, s.C, s.NH, 0.0f, 0, 0, true, s.scale_scores};
+  const T scale = static_cast<T>(full.score_scale());
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int b = 0; b < s.B; ++b) {
+    for (int h = 0; h < s.NH; ++h) {
+      const T* qb = q + static_cast<size_t>(b) * s.Tq * ldq + h * HS;
+      const size_t kv = static_cast<size_t>(b) * s.ldt * s.C + h * HS;
+      T* S = scores + (static_cast<size_t>(b) * s.NH + h) * s.Tq * s.Tk;
+      gemm<T>(false, true, s.Tq, s.Tk, HS, scale, qb, ldq, k + kv, s.C, T(0), S, s.Tk);
+      // The causal softmax of attention_forward's row past+i: keys past the query get 0.
+      for (int i = 0; i < s.Tq; ++i) {
+        T* row = S + static_cast<size_t>(i) * s.Tk;
+        const int end = past + i + 1;
+        std::fill(row + end, row + s.Tk, T(0));
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int j = 0; j < end; ++j) mx = std::max(mx, row[j]);
+        T sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < end; ++j) {
+          const T e = exp_(row[j] - mx);
+          row[j] = e;
+          sum += e;
+        }
+        const T inv = T(1) / sum;
+        for (int j = 0; j < end; ++j) row[j] *= inv;
+      }
+      gemm<T>(false, false, s.Tq, HS, s.Tk, T(1), S, s.Tk, v + kv, s.C, T(0),
+              ctx + static_cast<size_t>(b) * s.Tq * s.C + h * HS, s.C);
+    }
+  }
+}
+
 template void attention_forward<float>(const AttentionShape&, const float*, const int32_t*, float*, float*);
 template void attention_forward<double>(const AttentionShape&, const double*, const int32_t*, double*, double*);
 template void attention_backward<float>(const AttentionShape&, const float*, const float*, const float*, float*);
 template void attention_backward<double>(const AttentionShape&, const double*, const double*, const double*,
                                          double*);
+template void attention_cached_forward<float>(const CachedAttentionShape&, const float*, int, const float*,
+                                              const float*, float*, float*);
+template void attention_cached_forward<double>(const CachedAttentionShape&, const double*, int, const double*,
+                                               const double*, double*, double*);
 
 }  // namespace strata::kernels

@@ -5,6 +5,7 @@
 
 #include "models/batch_checks.h"
 #include "models/encoder_heads.h"
+#include "models/gpt2/gpt2_decoder.h"
 #include "util/error.h"
 
 namespace strata {
@@ -200,6 +201,12 @@ const T* Gpt2Model<T>::infer(const Batch& b, ModelState& state) const {
     x = slot.out.data();
   }
   return head_forward(b, no_dropout, x, s);
+}
+
+template <typename T>
+std::unique_ptr<CausalDecoder<T>> Gpt2Model<T>::new_cached_decoder() const {
+  if (this->cfg_.task != Task::CausalLM) return nullptr;
+  return std::make_unique<Gpt2Decoder<T>>(*this);
 }
 
 template <typename T>

@@ -16,6 +16,9 @@
 namespace strata {
 
 template <typename T>
+class Gpt2Decoder;
+
+template <typename T>
 struct Gpt2State : ModelState {
   Buffer<T> input;  // the hidden state entering a range that starts past the embeddings
   std::vector<int32_t> position_ids;
@@ -48,12 +51,15 @@ class Gpt2Model final : public Model<T> {
                     const GradsFinalHook& grads_final = {}) override;
   std::vector<HeadOutput<T>> head_outputs(const Batch& b, const ModelState& state) const override;
   const T* infer(const Batch& b, ModelState& state) const override;
+  std::unique_ptr<CausalDecoder<T>> new_cached_decoder() const override;  // causal LM only
   size_t activation_values(int B, int T_) const override;
   size_t scratch_values(int B, int T_) const override;
   using Model<T>::forward;
   using Model<T>::backward;
 
  private:
+  template <typename>
+  friend class Gpt2Decoder;  // reads the layer specs below
   void build();
   nn::LinearSpec add_conv1d(const std::string& name, int in, int out, double std = -1);
   void embed(const Batch& b, const nn::DropoutCtx& drop, Gpt2State<T>& s) const;

@@ -1,0 +1,174 @@
+// `strata generate MODEL_DIR --prompt TEXT`: text from a causal LM, to see what a trained
+// model learned. Glue only: the tokenizer turns prompts into ids and ids back into text,
+// generate/ does the decoding (options as HF's GenerationConfig names them, docs/generate.md).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "generate/generator.h"
+#include "models/pretrained.h"
+#include "models/registry.h"
+#include "tokenizers/tokenizer.h"
+#include "util/error.h"
+
+namespace strata::cli {
+
+namespace {
+
+// "GPT2LMHeadModel, ...": the classes strata can generate with, from the registry.
+std::string causal_lm_classes() {
+  std::string s;
+  for (const Architecture* a : all_architectures())
+    if (const char* suffix = a->class_suffix(Task::CausalLM)) s += (s.empty() ? "" : ", ") + std::string(a->class_prefix) + suffix;
+  return s;
+}
+
+std::vector<std::string> read_prompts(const Args& a) {
+  if (a.has("prompt") == a.has("prompt-file"))
+    fail("strata generate: give the text to continue with --prompt TEXT or --prompt-file FILE (one prompt per "
+         "line), not both");
+  if (a.has("prompt")) return {a.str("prompt")};
+  const std::string path = a.str("prompt-file");
+  std::ifstream in(path);
+  if (!in) fail(path, ": cannot open the prompt file");
+  std::vector<std::string> prompts;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) prompts.push_back(line);  // blank lines separate nothing: skipped
+  }
+  if (prompts.empty()) fail(path, ": no prompts (the file has no non-blank line)");
+  return prompts;
+}
+
+// The generation config of `dir` with the command line's overrides.
+gen::GenerationConfig generation_config(const Args& a, const std::string& dir) {
+  std::vector<std::string> ignored;
+  gen::GenerationConfig g = gen::load_generation_config(dir, &ignored);
+  for (const std::string& field : ignored)
+    std::fprintf(stderr, "strata generate: warning: %s: %s is not implemented; generating without it\n", dir.c_str(),
+                 field.c_str());
+  if (a.has("max-new-tokens")) g.max_new_tokens = a.int_or("max-new-tokens", 0);
+  g.do_sample = a.flag_or("do-sample", g.do_sample);
+  g.temperature = a.num_or("temperature", g.temperature);
+  g.top_k = a.int_or("top-k", g.top_k);
+  g.top_p = a.num_or("top-p", g.top_p);
+  g.num_return_sequences = a.int_or("num-return-sequences", g.num_return_sequences);
+  g.use_cache = a.flag_or("use-cache", g.use_cache);
+  const long long seed = a.int_or("seed", static_cast<int>(g.seed));
+  if (seed < 0) fail("strata generate: --seed must be a non-negative integer, got ", seed);
+  g.seed = static_cast<uint64_t>(seed);
+  g.validate("strata generate: ");
+  if (!g.do_sample && (a.has("temperature") || a.has("top-k") || a.has("top-p")))
+    std::fprintf(stderr, "strata generate: warning: --temperature, --top-k and --top-p only apply with --do-sample; "
+                         "decoding greedily\n");
+  return g;
+}
+
+// The text a sequence adds to its prompt, as HF's text-generation pipeline cuts it: decode the
+// whole sequence and drop the decoded prompt, so a character whose bytes straddle the boundary
+// comes out whole.
+std::string completion_text(const tok::Tokenizer& tk, const std::vector<int32_t>& prompt,
+                            const std::vector<int32_t>& generated) {
+  std::vector<int32_t> all = prompt;
+  all.insert(all.end(), generated.begin(), generated.end());
+  const std::string full = tk.decode(all), head = tk.decode(prompt);
+  if (full.compare(0, head.size(), head) == 0) return full.substr(head.size());
+  return tk.decode(generated);
+}
+
+}  // namespace
+
+int cmd_generate(int argc, char** argv) {
+  const Args a("generate", argc, argv,
+               {"prompt", "prompt-file", "max-new-tokens", "temperature", "top-k", "top-p", "seed",
+                "num-return-sequences", "tokenizer", "threads"},
+               {"do-sample", "use-cache", "json"});
+  if (a.positional().size() != 1)
+    fail("strata generate: expected one model directory, e.g. strata generate out/model --prompt \"Once upon\"");
+  const std::string dir = a.positional()[0];
+  const ModelConfig cfg = load_model_config(dir);
+  if (cfg.task != Task::CausalLM)
+    fail(dir, ": a ", cfg.architecture(), " is not a causal language model, so it cannot generate text; strata "
+         "generate runs ", causal_lm_classes(), " (the class in config.json's \"architectures\")");
+  const gen::GenerationConfig g = generation_config(a, dir);
+  kernels::set_num_threads(a.int_or("threads", 0));
+  const std::vector<std::string> prompts = read_prompts(a);
+
+  // Every prompt is tokenized and checked before any work, so a bad line costs no generation.
+  const std::string tok_dir = a.str_or("tokenizer", dir);
+  const tok::Tokenizer tk = tok::Tokenizer::from_dir(tok_dir);
+  std::vector<std::vector<int32_t>> ids;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    std::vector<int32_t> p = tk.encode(prompts[i]).ids;
+    if (p.empty()) {
+      // HF starts an empty input from bos_token_id.
+      if (g.bos_token_id < 0)
+        fail("strata generate: prompt ", i + 1, " has no tokens and ", dir, " has no bos_token_id to start from");
+      p.push_back(g.bos_token_id);
+    }
+    for (int32_t id : p)
+      if (id < 0 || id >= cfg.vocab_size)
+        fail("strata generate: prompt ", i + 1, ": token id ", id, " from the tokenizer in ", tok_dir,
+             " is outside the model's vocabulary (vocab_size ", cfg.vocab_size, "); is it this model's tokenizer?");
+    const int P = static_cast<int>(p.size()), budget = g.new_token_budget(P);
+    if (budget <= 0)
+      fail("strata generate: prompt ", i + 1, " has ", P, " tokens, which leaves no room under max_length ",
+           g.max_length.value_or(0), " from ", dir, "; pass --max-new-tokens N");
+    if (P + budget > cfg.max_position_embeddings)
+      fail("strata generate: prompt ", i + 1, " has ", P, " tokens; with ", budget, " new tokens that is ", P + budget,
+           " positions, more than the model's ", cfg.max_position_embeddings,
+           " (n_positions). Shorten the prompt or pass --max-new-tokens ",
+           std::max(1, cfg.max_position_embeddings - P));
+    ids.push_back(std::move(p));
+  }
+
+  LoadReport report;
+  const std::unique_ptr<Model<float>> model = load_pretrained<float>(dir, &report);
+  print_load_report(report, dir);
+  if (!report.missing.empty())
+    std::fprintf(stderr, "strata generate: warning: %s lacks %zu trained tensors; they are random\n", dir.c_str(),
+                 report.missing.size());
+  const std::unique_ptr<CausalDecoder<float>> decoder = make_causal_decoder(*model, g.use_cache);
+
+  const bool json = a.flag_or("json", false);
+  const bool headers = prompts.size() * g.num_return_sequences > 1;
+  size_t new_tokens = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const std::vector<gen::Generated> out =
+        gen::generate(*decoder, ids[i], g, cfg.vocab_size, cfg.max_position_embeddings, i);
+    nlohmann::json seqs = nlohmann::json::array();
+    for (size_t j = 0; j < out.size(); ++j) {
+      new_tokens += out[j].ids.size();
+      const std::string text = completion_text(tk, ids[i], out[j].ids);
+      if (json) {
+        seqs.push_back({{"generated_ids", out[j].ids},
+                        {"completion", text},
+                        {"finish_reason", gen::finish_reason_name(out[j].finish)}});
+      } else {
+        if (headers) std::printf("=== prompt %zu, sequence %zu ===\n", i + 1, j + 1);
+        std::printf("%s%s\n", prompts[i].c_str(), text.c_str());
+      }
+    }
+    if (json) {
+      const nlohmann::json line = {{"prompt", prompts[i]}, {"prompt_ids", ids[i]}, {"sequences", seqs}};
+      // Decoded bytes may end inside a UTF-8 character: replaced (U+FFFD), not an error.
+      std::printf("%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    }
+    std::fflush(stdout);
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "strata generate: %zu new tokens for %zu prompt(s) in %.3f s, %.1f tokens/s (%s, %d threads)\n",
+               new_tokens, prompts.size(), s, new_tokens / s, g.use_cache ? "kv cache" : "recompute, no cache",
+               kernels::num_threads());
+  return 0;
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,76 @@
+#include "models/causal_decoder.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "util/error.h"
+
+namespace strata {
+
+namespace {
+
+// Keeps every row's ids and runs Model::infer over all of them at each step.
+template <typename T>
+class RecomputeDecoder final : public CausalDecoder<T> {
+ public:
+  explicit RecomputeDecoder(const Model<T>& m) : m_(m), state_(m.new_state()) {}
+
+  void reset(int B, int capacity) override {
+    STRATA_CHECK(B > 0 && capacity > 0 && capacity <= m_.config().max_position_embeddings,
+                 "[recompute decoder] capacity ", capacity, " must be in 1..", m_.config().max_position_embeddings,
+                 " (max_position_embeddings) with B = ", B, " > 0");
+    rows_.assign(static_cast<size_t>(B), {});
+    capacity_ = capacity;
+  }
+
+  const T* append(const int32_t* ids, int n) override {
+    const int B = static_cast<int>(rows_.size()), V = m_.config().vocab_size;
+    check_decoder_input("recompute decoder", ids, B, n, length(), capacity_, V);
+    for (int b = 0; b < B; ++b) rows_[b].insert(rows_[b].end(), ids + static_cast<size_t>(b) * n, ids + (b + 1) * n);
+    Batch batch;
+    batch.B = B;
+    batch.T = length();
+    for (const auto& r : rows_) batch.input_ids.insert(batch.input_ids.end(), r.begin(), r.end());
+    batch.attention_mask.assign(batch.input_ids.size(), 1);
+    batch.token_type_ids.assign(batch.input_ids.size(), 0);
+    const T* all = m_.infer(batch, *state_);  // [B*T, V]
+    logits_.resize(static_cast<size_t>(B) * V);
+    for (int b = 0; b < B; ++b)
+      std::copy_n(all + (static_cast<size_t>(b) * batch.T + batch.T - 1) * V, V, logits_.data() + static_cast<size_t>(b) * V);
+    return logits_.data();
+  }
+
+  int length() const override { return rows_.empty() ? 0 : static_cast<int>(rows_[0].size()); }
+
+ private:
+  const Model<T>& m_;
+  std::unique_ptr<ModelState> state_;
+  std::vector<std::vector<int32_t>> rows_;
+  int capacity_ = 0;
+  Buffer<T> logits_;
+};
+
+}  // namespace
+
+void check_decoder_input(const char* who, const int32_t* ids, int B, int n, int length, int capacity, int vocab_size) {
+  STRATA_CHECK(B > 0, "[", who, "] append before reset");
+  STRATA_CHECK(n > 0 && length + n <= capacity, "[", who, "] appending ", n, " positions to ", length,
+               " exceeds the capacity of ", capacity, " positions per row");
+  for (size_t i = 0; i < static_cast<size_t>(B) * n; ++i)
+    STRATA_CHECK(ids[i] >= 0 && ids[i] < vocab_size, "[", who, "] token id ", ids[i],
+                 " is outside the model's vocabulary (vocab_size ", vocab_size, ")");
+}
+
+template <typename T>
+std::unique_ptr<CausalDecoder<T>> make_causal_decoder(const Model<T>& model, bool use_cache) {
+  const ModelConfig& c = model.config();
+  STRATA_CHECK(c.task == Task::CausalLM, "a ", c.architecture(), " is not a causal language model: it cannot generate");
+  if (use_cache)
+    if (std::unique_ptr<CausalDecoder<T>> cached = model.new_cached_decoder()) return cached;
+  return std::make_unique<RecomputeDecoder<T>>(model);
+}
+
+template std::unique_ptr<CausalDecoder<float>> make_causal_decoder(const Model<float>&, bool);
+template std::unique_ptr<CausalDecoder<double>> make_causal_decoder(const Model<double>&, bool);
+
+}  // namespace strata

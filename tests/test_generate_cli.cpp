@@ -1,0 +1,136 @@
+// `strata generate` end to end on the tiny HF GPT-2 fixture, with a 512-token BPE tokenizer
+// (tests/fixtures/tokenizers/synthetic/bpe-byte-fallback.json, the model's vocabulary size):
+// greedy output is deterministic and the same with and without the KV cache, sampling is
+// reproducible per seed, and bad input exits non-zero with a message naming what is wrong.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util_fs.h"
+
+namespace strata {
+namespace {
+
+using nlohmann::json;
+using test::run_strata;
+
+// The fixture model with a tokenizer beside it, in a scratch directory.
+struct GenerateCli : testing::Test {
+  test::ScratchDir dir;
+  std::string model = test::copy_fixture_dir("gpt2-causal-lm", dir);
+  void SetUp() override {
+    test::fs::copy_file(test::fixture("tokenizers/synthetic/bpe-byte-fallback.json"), model + "/tokenizer.json");
+  }
+  test::CommandResult run(std::vector<std::string> args) {
+    args.insert(args.begin(), {"generate", model});
+    args.push_back("--threads=1");
+    return run_strata(args, dir);
+  }
+  // The JSON lines of a --json run.
+  static std::vector<json> lines(const test::CommandResult& r) {
+    std::vector<json> out;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+    return out;
+  }
+  void expect_failure(const std::vector<std::string>& args, const std::vector<std::string>& parts) {
+    const test::CommandResult r = run(args);
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    for (const auto& p : parts) EXPECT_NE(r.err.find(p), std::string::npos) << "'" << p << "' not in: " << r.err;
+  }
+};
+
+TEST_F(GenerateCli, GreedyIsDeterministicWithAndWithoutTheCache) {
+  const auto a = run({"--prompt", "Hello world, the cat", "--max-new-tokens", "12", "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto got = lines(a);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0]["prompt"], "Hello world, the cat");
+  EXPECT_EQ(got[0]["prompt_ids"].front(), 1);  // the tokenizer's <s>
+  const json& seq = got[0]["sequences"].at(0);
+  EXPECT_EQ(seq["generated_ids"].size(), 12u);
+  EXPECT_EQ(seq["finish_reason"], "length");
+  EXPECT_NE(a.err.find("12 new tokens for 1 prompt(s)"), std::string::npos) << a.err;
+  EXPECT_NE(a.err.find("kv cache"), std::string::npos) << a.err;
+  const auto b = run({"--prompt", "Hello world, the cat", "--max-new-tokens", "12", "--json", "--use-cache=false"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(b.out, a.out);
+  EXPECT_NE(b.err.find("recompute"), std::string::npos) << b.err;
+  // Text output: the prompt, then its continuation.
+  const auto t = run({"--prompt", "Hello world, the cat", "--max-new-tokens", "12"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.out, "Hello world, the cat" + seq["completion"].get<std::string>() + "\n");
+}
+
+TEST_F(GenerateCli, SamplingIsReproduciblePerSeed) {
+  auto sample = [&](const std::string& seed) {
+    const auto r = run({"--prompt", "the cat", "--do-sample", "--temperature", "1.3", "--top-k", "40", "--top-p",
+                        "0.95", "--num-return-sequences", "3", "--max-new-tokens", "10", "--seed", seed, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  const std::string a = sample("5");
+  EXPECT_EQ(sample("5"), a);
+  EXPECT_NE(sample("6"), a);
+  const auto got = lines({0, a, ""});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0]["sequences"].size(), 3u);
+}
+
+TEST_F(GenerateCli, PromptFileGivesOneResultPerLine) {
+  test::write_text(dir.path("prompts.txt"), "the cat\n\nHello world\r\n");
+  const auto r = run({"--prompt-file", dir.path("prompts.txt"), "--max-new-tokens", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto got = lines(r);
+  ASSERT_EQ(got.size(), 2u);  // the blank line is skipped
+  EXPECT_EQ(got[0]["prompt"], "the cat");
+  EXPECT_EQ(got[1]["prompt"], "Hello world");
+  const auto t = run({"--prompt-file", dir.path("prompts.txt"), "--max-new-tokens", "3"});
+  EXPECT_NE(t.out.find("=== prompt 2, sequence 1 ===\nHello world"), std::string::npos) << t.out;
+}
+
+TEST_F(GenerateCli, GenerationConfigJsonGivesDefaultsAndFlagsOverride) {
+  test::write_text(model + "/generation_config.json",
+                   R"({"max_new_tokens": 4, "eos_token_id": 511, "repetition_penalty": 1.2})");
+  auto r = run({"--prompt", "the cat", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines(r)[0]["sequences"][0]["generated_ids"].size(), 4u);
+  EXPECT_NE(r.err.find("repetition_penalty = 1.2 is not implemented"), std::string::npos) << r.err;
+  r = run({"--prompt", "the cat", "--json", "--max-new-tokens", "6"});
+  EXPECT_EQ(lines(r)[0]["sequences"][0]["generated_ids"].size(), 6u);
+}
+
+TEST_F(GenerateCli, BadInputExitsNonZeroNamingTheProblem) {
+  expect_failure({"--max-new-tokens", "3"}, {"--prompt TEXT or --prompt-file FILE"});
+  expect_failure({"--prompt", "a", "--do-sample", "--top-p", "0"}, {"top_p must be in (0, 1], got 0"});
+  expect_failure({"--prompt", "a", "--do-sample", "--top-p", "1.5"}, {"top_p must be in (0, 1]"});
+  expect_failure({"--prompt", "a", "--do-sample", "--temperature", "0"}, {"temperature must be a strictly positive"});
+  expect_failure({"--prompt", "a", "--top-k", "-2"}, {"top_k must be 0 (off) or a positive integer"});
+  expect_failure({"--prompt", "a", "--num-return-sequences", "2"}, {"num_return_sequences must be 1"});
+  expect_failure({"--prompt", "a", "--max-new-tokens", "0"}, {"max_new_tokens must be a positive integer"});
+  expect_failure({"--prompt", "a", "--max-new-tokens", "200"},
+                 {"prompt 1 has 2 tokens; with 200 new tokens that is 202 positions, more than the model's 128",
+                  "--max-new-tokens 126"});
+  expect_failure({"--prompt", "a", "--do-sample=maybe"}, {"--do-sample takes no value, or =true / =false"});
+  expect_failure({"--prompt", "a", "--beams", "4"}, {"unknown option --beams"});
+  expect_failure({"--prompt-file", dir.path("missing.txt")}, {"missing.txt: cannot open the prompt file"});
+  expect_failure({"--prompt", "a", "--tokenizer", dir.path("nowhere")}, {"nowhere"});
+}
+
+TEST_F(GenerateCli, NonCausalModelsAreRefusedNamingTheDirAndWhatCanGenerate) {
+  for (const char* name : {"gpt2-seq-cls", "bert-masked-lm"}) {
+    const test::CommandResult r = run_strata({"generate", test::fixture(name), "--prompt", "a"}, dir);
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find(test::fixture(name) + ": a "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("is not a causal language model"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("GPT2LMHeadModel"), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace strata
