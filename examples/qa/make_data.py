@@ -101,11 +101,11 @@ def questions(lines, rng):
             continue
         kind = rng.choice(kinds)
         if kind == "define":
-            out.append((f"What does {rng.choice(own)} mean?", [ln["definition"]]))
+            out.append(("define", f"What does {rng.choice(own)} mean?", [ln["definition"]]))
         elif kind == "word":
-            out.append((f"Which word means {ln['definition'][0]}?", ln["lemmas"]))
+            out.append(("word", f"Which word means {ln['definition'][0]}?", ln["lemmas"]))
         else:
-            out.append((f"How is {rng.choice(own)} used in a sentence?", [ln["examples"][0]]))
+            out.append(("usage", f"How is {rng.choice(own)} used in a sentence?", [ln["examples"][0]]))
         if len(out) == QUESTIONS_PER_CONTEXT:
             return out
     return None
@@ -115,9 +115,9 @@ def unanswerable(context, lines, other_lemmas, rng):
     no_example = [lem for ln in lines if not ln["examples"] for lem, _ in ln["lemmas"]
                   if '"' not in lem and sum(lem == l2 for x in lines for l2, _ in x["lemmas"]) == 1]
     if no_example and rng.random() < 0.5:
-        return f"How is {rng.choice(no_example)} used in a sentence?"
+        return "no-example", f"How is {rng.choice(no_example)} used in a sentence?"
     absent = [lem for lem in other_lemmas if lem.lower() not in context.lower() and '"' not in lem]
-    return f"What does {rng.choice(absent)} mean?" if absent else None
+    return ("absent-lemma", f"What does {rng.choice(absent)} mean?") if absent else None
 
 
 def write_jsonl_gz(path, rows):
@@ -163,27 +163,26 @@ def main():
             qs = questions(lines, rng)
             if qs:
                 chosen.append((first, context, lines, qs, rng))
-        v1, v2 = [], []
+        v1, v2, kinds = [], [], {}
         for i, (first, context, lines, qs, rng) in enumerate(chosen):
-            for k, (q, spans) in enumerate(qs):
+            for k, (kind, q, spans) in enumerate(qs):
                 for text, start in spans:
                     assert context[start:start + len(text)] == text, (first, q, text)
                 row = {"id": f"{split}-{i:04d}-{k}", "question": q, "context": context, "answers": answers(spans)}
                 v1.append(row)
                 v2.append(row)
+                kinds[kind] = kinds.get(kind, 0) + 1
             # another window of the same split supplies absent lemmas
             other = chosen[(i + 1) % len(chosen)][2]
             neg = unanswerable(context, lines, [lem for ln in other for lem, _ in ln["lemmas"]], rng)
             if neg:
-                v2.append({"id": f"{split}-{i:04d}-n", "question": neg, "context": context,
+                kinds["unanswerable " + neg[0]] = kinds.get("unanswerable " + neg[0], 0) + 1
+                v2.append({"id": f"{split}-{i:04d}-n", "question": neg[1], "context": context,
                            "answers": {"text": [], "answer_start": []}})
         write_jsonl_gz(os.path.join(out_dir, f"{split}.jsonl.gz"), v1)
         write_jsonl_gz(os.path.join(out_dir, f"{split}_v2.jsonl.gz"), v2)
-        kinds = {}
-        for r in v2:
-            kind = "unanswerable" if not r["answers"]["text"] else r["question"].split()[0].lower()
-            kinds[kind] = kinds.get(kind, 0) + 1
-        stats[split] = {"contexts": len(chosen), "questions": len(v1), "questions_v2": len(v2), "by_first_word": kinds}
+        stats[split] = {"contexts": len(chosen), "questions": len(v1), "questions_v2": len(v2),
+                        "kinds": dict(sorted(kinds.items()))}
         print(split, json.dumps(stats[split]))
     with open(os.path.join(out_dir, "stats.json"), "w") as f:
         f.write(json.dumps({"eligible_windows": len(windows), **stats}, indent=2) + "\n")
