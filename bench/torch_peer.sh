@@ -17,18 +17,20 @@
 # libopenblas0-openmp, the oracle harness (HF_ORACLE, default /work/shared/tools/hf-oracle),
 # transformers tag v4.36.2 and huggingface_hub tag v0.19.4 git dirs (see tests/fixtures/make_fixtures.sh).
 # Env: HF_DEST (default /tmp/hf), TORCH_BLAS_DIR (default /usr/lib/x86_64-linux-gnu/openblas-openmp),
-#      THREADS (default 2).
+#      THREADS (default 2), ONLY (see Configs).
 #
-# Configs (all base size = bert-base-uncased / distilbert-base-uncased hub configs, seq-cls head,
-# 2 labels, random ids, no padding, seq 128, train mode):
-#   distilbert-b8-train   batch 8   warmup 3, 10 timed steps
-#   distilbert-b32-train  batch 32  warmup 2,  5 timed steps
-#   bert-b8-train         batch 8   warmup 2,  8 timed steps
+# Configs (random ids, no padding, train mode, HF's default dropout 0.1):
+#   distilbert-b8-train   distilbert-base-uncased, seq-cls (2 labels), batch 8,  seq 128; warmup 3, 10 timed steps
+#   distilbert-b32-train  distilbert-base-uncased, seq-cls (2 labels), batch 32, seq 128; warmup 2,  5 timed steps
+#   bert-b8-train         bert-base-uncased,       seq-cls (2 labels), batch 8,  seq 128; warmup 2,  8 timed steps
+#   gpt2-b4-t256-train    gpt2 (124M) GPT2LMHeadModel, labels = ids,   batch 4,  seq 256; warmup 2,  5 timed steps
+#   gpt2-b4-t64-train     gpt2 (124M) GPT2LMHeadModel, labels = ids,   batch 4,  seq 64;  warmup 3,  8 timed steps
+# ONLY=distilbert|bert|gpt2 runs that family's configs alone (default: all).
 # Writes OUTDIR/<name>.json (hf_throughput.py's JSON: per-step times, FLOP counts, versions),
 # OUTDIR/<name>.time (/usr/bin/time -v), OUTDIR/<name>.log, and OUTDIR/summary.json; prints one
 # line per config: median ms/step, samples/s, GFLOP/s (flops_brief and flops_total), peak RSS MiB.
 # GFLOP/s use hf_throughput.py's counts: brief = 6*N_nonemb*B*T + 12*L*H*T^2*B; total adds the LM
-# head (0 for seq-cls, so both agree here).
+# head, 6*V*H*B*T (0 for seq-cls, so both agree there; GPT-2's tied head is not in N_nonemb).
 set -euo pipefail
 ORACLE=${HF_ORACLE:-/work/shared/tools/hf-oracle}
 if [[ $# -eq 3 ]]; then
@@ -47,8 +49,10 @@ export LD_LIBRARY_PATH=${TORCH_BLAS_DIR:-/usr/lib/x86_64-linux-gnu/openblas-open
 THREADS=${THREADS:-2}
 export OMP_NUM_THREADS=$THREADS
 
-run() {  # name, hf_throughput args...
-  local name=$1; shift
+ONLY=${ONLY:-}
+run() {  # name, family, hf_throughput args...
+  local name=$1 family=$2; shift 2
+  [[ -z "$ONLY" || "$ONLY" == "$family" ]] || return 0
   /usr/bin/time -v -o "$OUT/$name.time" /usr/bin/python3 "$ORACLE/hf_throughput.py" "$@" \
       --threads "$THREADS" --json-out "$OUT/$name.json" > "$OUT/$name.log" 2>&1 \
     || { echo "$name: FAILED, see $OUT/$name.log" >&2; tail -5 "$OUT/$name.log" >&2; return 1; }
@@ -75,14 +79,16 @@ with open(summ, "w") as f:
     json.dump(rows, f, indent=1)
 print(f"{name:22s} {row['ms_per_step_median']:9.1f} ms/step (median of {row['steps']}; "
       f"min {row['ms_per_step_min']:.1f} max {row['ms_per_step_max']:.1f})  "
-      f"{row['samples_per_s']:7.2f} samples/s  {row['gflops_per_s_brief']:6.1f} GFLOP/s brief  "
+      f"{row['samples_per_s']:7.2f} samples/s  {row['tokens_per_s']:7.1f} tokens/s  {row['gflops_per_s_brief']:6.1f} GFLOP/s brief  "
       f"{row['gflops_per_s_total']:6.1f} GFLOP/s total  peak RSS {row['peak_rss_mib']:7.1f} MiB", flush=True)
 PYEOF
 }
 
 echo "torch peer: $(nproc) cores, threads=$THREADS, BLAS dir $LD_LIBRARY_PATH, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$OUT/summary.json"
-run distilbert-b8-train  --arch distilbert --task seq-cls --size base --batch 8  --seq 128 --warmup 3 --steps 10
-run distilbert-b32-train --arch distilbert --task seq-cls --size base --batch 32 --seq 128 --warmup 2 --steps 5
-run bert-b8-train        --arch bert       --task seq-cls --size base --batch 8  --seq 128 --warmup 2 --steps 8
+run distilbert-b8-train  distilbert --arch distilbert --task seq-cls   --size base --batch 8  --seq 128 --warmup 3 --steps 10
+run distilbert-b32-train distilbert --arch distilbert --task seq-cls   --size base --batch 32 --seq 128 --warmup 2 --steps 5
+run bert-b8-train        bert       --arch bert       --task seq-cls   --size base --batch 8  --seq 128 --warmup 2 --steps 8
+run gpt2-b4-t256-train   gpt2       --arch gpt2       --task causal-lm --size base --batch 4  --seq 256 --warmup 2 --steps 5
+run gpt2-b4-t64-train    gpt2       --arch gpt2       --task causal-lm --size base --batch 4  --seq 64  --warmup 3 --steps 8
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

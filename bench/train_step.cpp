@@ -1,13 +1,19 @@
 // Training-step throughput: forward + backward + AdamW on the DistilBERT-base and BERT-base
-// shapes (random init, dropout 0.1 as in HF training mode, no padding), next to the GEMM
-// ceiling measured in the same run. Each configuration runs in its own child process so its
-// peak RSS is its own. Prints one table.
+// shapes with a 2-label classification head, and GPT-2 124M with its tied LM head (random
+// init, dropout 0.1 as in HF training mode, no padding), next to the GEMM ceiling measured in
+// the same run. Each configuration runs in its own child process so its peak RSS is its own.
+// Prints one table.
 //
-//   bench_train_step [--threads 2] [--steps 5] [--warmup 1] [--only NAME] [--json FILE]
+//   bench_train_step [--threads 2] [--steps 5] [--warmup 1] [--only NAME|FAMILY] [--json FILE]
 //
-// FLOPs per step (the formula hf-oracle's hf_throughput.py uses, so figures compare):
-//   6 * N_nonemb * B*T + 12 * L * H * T^2 * B
-//   N_nonemb = parameters minus the word / position / token-type embedding tables.
+// FLOPs per step (hf-oracle's hf_throughput.py count_flops, so figures compare):
+//   brief   = 6 * N_nonemb * B*T + 12 * L * H * T^2 * B
+//   lm head = 6 * V * H * B*T for the causal-LM head (0 for classification heads)
+//   N_nonemb = parameters minus the word / position / token-type embedding tables (GPT-2:
+//   wte, wpe). The tied LM head is not in N_nonemb, so its product (2 * B*T * H * V forward,
+//   twice that backward) is the separate lm-head term. GFLOP/s and "x ceiling" use
+//   brief + lm head: the work the step really does. The attention term counts the full T x T
+//   scores, causal or not, as the peer's formula does.
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -33,17 +39,19 @@ using Clock = std::chrono::steady_clock;
 
 struct Config {
   const char* name;
-  const char* family;
+  const char* family;  // --only accepts this to run every row of the family
   int layers, batch, seq;
 };
 constexpr Config kConfigs[] = {
     {"distilbert-base b8", "distilbert", 6, 8, 128},
     {"distilbert-base b32", "distilbert", 6, 32, 128},
     {"bert-base b8", "bert", 12, 8, 128},
+    {"gpt2 b4 t256", "gpt2", 12, 4, 256},
+    {"gpt2 b4 t64", "gpt2", 12, 4, 64},
 };
 
 struct Result {
-  double ms_median, ms_min, ms_max, flops, gflops;
+  double ms_median, ms_min, ms_max, flops, flops_lm_head, gflops;  // flops includes flops_lm_head
   double fwd_ms, bwd_ms, opt_ms;  // medians of the step's phases (forward includes the loss)
   double loss;
   double peak_rss_mib;  // filled in by the parent
@@ -57,7 +65,13 @@ double median(std::vector<double> v) {
 
 ModelConfig make_config(const Config& c) {
   nlohmann::json j;
-  if (std::string(c.family) == "distilbert") {
+  const std::string family = c.family;
+  if (family == "gpt2") {  // the hub's gpt2 (124M) config.json
+    j = {{"model_type", "gpt2"},  {"vocab_size", 50257},           {"n_positions", 1024},   {"n_embd", 768},
+         {"n_layer", c.layers},   {"n_head", 12},                  {"activation_function", "gelu_new"},
+         {"resid_pdrop", 0.1},    {"embd_pdrop", 0.1},             {"attn_pdrop", 0.1},     {"layer_norm_epsilon", 1e-5},
+         {"bos_token_id", 50256}, {"eos_token_id", 50256},         {"architectures", {"GPT2LMHeadModel"}}};
+  } else if (family == "distilbert") {
     j = {{"model_type", "distilbert"}, {"vocab_size", 30522}, {"dim", 768},          {"n_layers", c.layers},
          {"n_heads", 12},              {"hidden_dim", 3072},  {"max_position_embeddings", 512},
          {"activation", "gelu"},       {"dropout", 0.1},      {"attention_dropout", 0.1},
@@ -72,15 +86,24 @@ ModelConfig make_config(const Config& c) {
   return parse_model_config(j, "bench config");
 }
 
-double step_flops(const Model<float>& m, const Config& c) {
+// The brief formula (header comment); the LM-head term is step_flops_lm_head.
+double step_flops_brief(const Model<float>& m, const Config& c) {
   size_t emb = 0;
   for (const auto& e : m.table().entries())
-    if (e.name.find("word_embeddings") != std::string::npos || e.name.find("position_embeddings") != std::string::npos ||
-        e.name.find("token_type_embeddings") != std::string::npos)
-      emb += e.numel;
+    for (const char* table : {"word_embeddings", "position_embeddings", "token_type_embeddings", "wte", "wpe"})
+      if (e.name.find(table) != std::string::npos) {
+        emb += e.numel;
+        break;
+      }
   const double nonemb = static_cast<double>(m.table().total() - emb);
   const double tokens = static_cast<double>(c.batch) * c.seq;
-  return 6.0 * nonemb * tokens + 12.0 * c.layers * 768.0 * c.seq * c.seq * c.batch;
+  return 6.0 * nonemb * tokens + 12.0 * c.layers * m.config().hidden_size * static_cast<double>(c.seq) * c.seq * c.batch;
+}
+
+double step_flops_lm_head(const Model<float>& m, const Config& c) {
+  const ModelConfig& mc = m.config();
+  if (mc.task != Task::CausalLM) return 0;
+  return 6.0 * mc.vocab_size * mc.hidden_size * static_cast<double>(c.batch) * c.seq;
 }
 
 Result run_config(const Config& c, int steps, int warmup) {
@@ -95,7 +118,11 @@ Result run_config(const Config& c, int steps, int warmup) {
   for (size_t i = 0; i < n; ++i) b.input_ids.push_back(1 + static_cast<int32_t>(rng.bits(i) % 30000));
   b.attention_mask.assign(n, 1);
   b.token_type_ids.assign(n, 0);
-  for (int i = 0; i < c.batch; ++i) b.labels.push_back(static_cast<int32_t>(rng.bits(n + i) % 2));
+  if (model.config().task == Task::CausalLM) {
+    b.labels = b.input_ids;  // run_clm's labels; the loss shifts them
+  } else {
+    for (int i = 0; i < c.batch; ++i) b.labels.push_back(static_cast<int32_t>(rng.bits(n + i) % 2));
+  }
 
   OptimizerConfig oc;
   oc.lr = 5e-5;
@@ -128,7 +155,8 @@ Result run_config(const Config& c, int steps, int warmup) {
   r.fwd_ms = median(fwd);
   r.bwd_ms = median(bwd);
   r.opt_ms = median(upd);
-  r.flops = step_flops(model, c);
+  r.flops_lm_head = step_flops_lm_head(model, c);
+  r.flops = step_flops_brief(model, c) + r.flops_lm_head;
   r.gflops = r.flops / (r.ms_median * 1e-3) / 1e9;
   r.loss = loss;
   return r;
@@ -223,7 +251,7 @@ int main(int argc, char** argv) {
     else if (a == "--only") only = next();
     else if (a == "--json") json_path = next();
     else {
-      std::fprintf(stderr, "usage: bench_train_step [--threads N] [--steps N] [--warmup N] [--only NAME] [--json FILE]\n");
+      std::fprintf(stderr, "usage: bench_train_step [--threads N] [--steps N] [--warmup N] [--only NAME|FAMILY] [--json FILE]\n");
       return 2;
     }
   }
@@ -244,7 +272,7 @@ int main(int argc, char** argv) {
               "samples/s", "tokens/s", "GFLOP", "GFLOP/s", "x ceiling", "RSS MiB", "loss");
   nlohmann::json out = {{"machine", machine()}, {"threads", threads}, {"gemm_ceiling_gflops", ceiling}};
   for (const Config& c : kConfigs) {
-    if (!only.empty() && only != c.name) continue;
+    if (!only.empty() && only != c.name && only != c.family) continue;
     Result r{};
     if (!run_in_child([&] { kernels::set_num_threads(threads); return run_config(c, steps, warmup); }, &r,
                       &r.peak_rss_mib)) {
@@ -266,6 +294,7 @@ int main(int argc, char** argv) {
                               {"samples_per_s", c.batch / (r.ms_median * 1e-3)},
                               {"tokens_per_s", tokens / (r.ms_median * 1e-3)},
                               {"flops_per_step", r.flops},
+                              {"flops_lm_head_per_step", r.flops_lm_head},
                               {"gflops_per_s", r.gflops},
                               {"ratio_to_gemm_ceiling", r.gflops / ceiling},
                               {"peak_rss_mib", r.peak_rss_mib}});

@@ -710,6 +710,61 @@ TEST(Kernels, CausalAttentionBackwardMatchesFiniteDifferences) {
   }
 }
 
+// Causal attention longer than one block of query rows (attention.cpp's kCausalBlock, 64):
+// T = 130 is two full blocks and a partial one, and batch 0 has a padded key in each block.
+AttentionCase long_causal_attention_case(std::mt19937_64& rng, int B, float dropout_p) {
+  AttentionCase a{{B, 130, 8, 2, dropout_p, 4321, 5}, {}, {}};
+  a.s.causal = true;
+  a.mask.assign(size_t(B) * a.s.T, 1);
+  for (int t : {3, 70, 129}) a.mask[t] = 0;
+  a.qkv = random_vec(rng, a.qkv_size(), -2, 2);
+  return a;
+}
+
+template <typename T>
+void check_long_causal_attention() {
+  SCOPED_TRACE(type_name<T>());
+  std::mt19937_64 rng(24);
+  const AttentionCase a = long_causal_attention_case(rng, 2, 0.0f);
+  Vec probs(a.probs_size()), ctx(a.ctx_size());
+  ref::attention_forward(a.s, a.qkv.data(), a.mask.data(), probs.data(), ctx.data());
+  const auto qkv = to<T>(a.qkv);
+  std::vector<T> probst(a.probs_size(), T(kNaN)), ctxt(a.ctx_size());
+  k::attention_forward<T>(a.s, qkv.data(), a.mask.data(), probst.data(), ctxt.data());
+  EXPECT_TRUE(close(probst, probs, kTol<T>)) << "probs, including the zeros above the diagonal blocks";
+  EXPECT_TRUE(close(ctxt, ctx, kTol<T>)) << "ctx";
+
+  const Vec probs_in = round_to_float(probs), dctx = random_vec(rng, a.ctx_size());
+  Vec dqkv(a.qkv_size());
+  ref::attention_backward(a.s, a.qkv.data(), probs_in.data(), dctx.data(), dqkv.data());
+  const auto pt = to<T>(probs_in), dct = to<T>(dctx);
+  std::vector<T> dqkvt(a.qkv_size(), T(kNaN));
+  k::attention_backward<T>(a.s, qkv.data(), pt.data(), dct.data(), dqkvt.data());
+  EXPECT_TRUE(close(dqkvt, dqkv, kTol<T>)) << "dqkv";
+}
+
+TEST(Kernels, LongCausalAttentionMatchesReference) {
+  check_long_causal_attention<float>();
+  check_long_causal_attention<double>();
+}
+
+// With dropout, which the reference lacks: the backward must drop the forward's elements in
+// every block.
+TEST(Kernels, LongCausalAttentionWithDropoutMatchesFiniteDifferences) {
+  std::mt19937_64 rng(25);
+  AttentionCase a = long_causal_attention_case(rng, 1, 0.2f);
+  const Vec w = random_vec(rng, a.ctx_size());
+  Vec probs(a.probs_size()), ctx(a.ctx_size());
+  auto objective = [&] {
+    k::attention_forward<double>(a.s, a.qkv.data(), a.mask.data(), probs.data(), ctx.data());
+    return dot(w, ctx);
+  };
+  objective();
+  Vec dqkv(a.qkv_size());
+  k::attention_backward<double>(a.s, a.qkv.data(), probs.data(), w.data(), dqkv.data());
+  EXPECT_TRUE(close(dqkv, numeric_grad(a.qkv, objective), kGradTol));
+}
+
 TEST(Kernels, AttentionDropoutAppliesAfterProbs) {
   std::mt19937_64 rng(15);
   const AttentionCase plain = small_attention_case(rng, false);
@@ -1274,7 +1329,9 @@ TEST(Kernels, ActivationsAreBitIdenticalAcrossThreadCounts) {
 TEST(Kernels, AttentionIsBitIdenticalAcrossThreadCounts) {
   // Many small heads with padding, an empty sequence and dropout; then BERT-sized heads
   // (HS = 64, T = 128), whose per-head GEMMs are large enough for BLAS to consider threading.
-  const AttentionShape shapes[] = {{4, 32, 64, 4, 0.1f, 99, 2}, {2, 128, 128, 2, 0.0f, 0, 0}};
+  // And a causal shape longer than one block of query rows.
+  const AttentionShape shapes[] = {
+      {4, 32, 64, 4, 0.1f, 99, 2}, {2, 128, 128, 2, 0.0f, 0, 0}, {2, 150, 64, 2, 0.1f, 98, 3, /*causal=*/true}};
   for (const AttentionShape& s : shapes) {
     SCOPED_TRACE(testing::Message() << "B=" << s.B << " T=" << s.T << " C=" << s.C);
     std::mt19937_64 rng(33);

@@ -3,6 +3,13 @@
 // products are small (T x HS x T), so one single-threaded GEMM per pair inside an OpenMP
 // loop beats threading each GEMM (docs/gemm.md; OpenBLAS runs single-threaded inside a
 // parallel region). Scale, mask and softmax are fused into one pass over each score row.
+//
+// Causal attention runs in blocks of kCausalBlock query rows: rows [i0, i1) attend to keys
+// 0..i1-1 only, so the products skip the fully masked blocks above the diagonal (at T = 256,
+// 3/8 of the attention flops). Keys use the same block edges as rows, so the transposed
+// products of the backward (dV, dK: key block [j0, j1) against rows j0..T-1) read only
+// scores inside computed blocks; the masked entries inside a diagonal block are exact zeros
+// in P and dS. Without the causal mask there is one block of T rows.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,19 +23,15 @@ namespace strata::kernels {
 
 namespace {
 
-// Row-wise masked softmax in place. Masked keys get exactly 0; a row with no valid key is
-// uniform, which is what HF's additive finfo.min mask produces.
-inline float exp_(float x) { return vec::exp(x); }
-inline double exp_(double x) { return std::exp(x); }
-
-// Keys 0..end-1 of row i are candidates (end = i+1 when causal, T otherwise); of those,
-// keys with key_mask == 0 get exactly 0 and the rest the softmax. A row with no valid
-// candidate is uniform over its candidates, which is what HF's additive finfo.min mask gives
-// without causality (with it, HF's sum of two finfo.min masks is ill-defined; strata keeps
-// the row causal).
+// Rows i0..i1-1 of the scores S[T, T]: keys 0..end-1 of row i are candidates (end = i+1 when
+// causal, T otherwise); of those, keys with key_mask == 0 get exactly 0 and the rest the
+// softmax, and keys end..T-1 get 0 whether or not the product computed them. A row with no
+// valid candidate is uniform over its candidates, which is what HF's additive finfo.min mask
+// gives without causality (with it, HF's sum of two finfo.min masks is ill-defined; strata
+// keeps the row causal).
 template <typename T>
-void masked_softmax_rows(T* S, const int32_t* key_mask, int T_, bool causal) {
-  for (int i = 0; i < T_; ++i) {
+void masked_softmax_rows(T* S, const int32_t* key_mask, int T_, bool causal, int i0, int i1) {
+  for (int i = i0; i < i1; ++i) {
     T* row = S + static_cast<size_t>(i) * T_;
     const int end = causal ? i + 1 : T_;
     std::fill(row + end, row + T_, T(0));
@@ -44,7 +47,7 @@ void masked_softmax_rows(T* S, const int32_t* key_mask, int T_, bool causal) {
     T sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int j = 0; j < end; ++j) {
-      const T e = key_mask[j] ? exp_(row[j] - mx) : T(0);
+      const T e = key_mask[j] ? vec::exp(row[j] - mx) : T(0);
       row[j] = e;
       sum += e;
     }
@@ -53,11 +56,29 @@ void masked_softmax_rows(T* S, const int32_t* key_mask, int T_, bool causal) {
   }
 }
 
+// Pd = dropout(P) on rows i0..i1-1, keys 0..keys-1; each element's mask is that of its index
+// in probs (from `base`), so the forward and the backward drop the same elements.
+template <typename T>
+void drop_rows(const DropoutMask& drop, const T* P, T* Pd, int T_, int i0, int i1, int keys, size_t base) {
+  for (int i = i0; i < i1; ++i) {
+    const size_t r = static_cast<size_t>(i) * T_;
+    drop.apply(P + r, Pd + r, keys, base + r);
+  }
+}
+
+constexpr int kCausalBlock = 64;
+
 struct Geometry {
   int B, T, C, NH, HS;
+  bool causal;
   size_t ld3() const { return static_cast<size_t>(3 * C); }
   size_t probs_offset(int b, int h) const { return (static_cast<size_t>(b) * NH + h) * T * T; }
   size_t row0(int b) const { return static_cast<size_t>(b) * T; }
+  int block() const { return causal ? kCausalBlock : T; }
+  int block_end(int i0) const { return std::min(T, i0 + block()); }
+  // Keys that rows of the block ending at i1 read; rows of key block j0 that read its keys.
+  int keys(int i1) const { return causal ? i1 : T; }
+  int first_row(int j0) const { return causal ? j0 : 0; }
 };
 
 }  // namespace
@@ -66,7 +87,7 @@ double AttentionShape::score_scale() const { return scale_scores ? 1.0 / std::sq
 
 template <typename T>
 void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx) {
-  const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH};
+  const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH, s.causal};
   const T scale = static_cast<T>(s.score_scale());
   const DropoutMask drop(s.dropout_p, s.seed, s.stream);
   const int ld3 = 3 * g.C;
@@ -80,15 +101,19 @@ void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mas
         const T* k = q + g.C;
         const T* v = q + 2 * g.C;
         T* P = probs + g.probs_offset(b, h);
-        gemm<T>(false, true, g.T, g.T, g.HS, scale, q, ld3, k, ld3, T(0), P, g.T);
-        masked_softmax_rows(P, mask + g.row0(b), g.T, s.causal);
-        const T* Pd = P;
-        if (drop.active()) {
-          drop.apply(P, dropped.data(), dropped.size(), g.probs_offset(b, h));
-          Pd = dropped.data();
+        for (int i0 = 0; i0 < g.T; i0 += g.block()) {
+          const int i1 = g.block_end(i0), keys = g.keys(i1);
+          const size_t r0 = static_cast<size_t>(i0) * g.T;
+          gemm<T>(false, true, i1 - i0, keys, g.HS, scale, q + i0 * g.ld3(), ld3, k, ld3, T(0), P + r0, g.T);
+          masked_softmax_rows(P, mask + g.row0(b), g.T, s.causal, i0, i1);
+          const T* Pd = P;
+          if (drop.active()) {
+            drop_rows(drop, P, dropped.data(), g.T, i0, i1, keys, g.probs_offset(b, h));
+            Pd = dropped.data();
+          }
+          gemm<T>(false, false, i1 - i0, g.HS, keys, T(1), Pd + r0, g.T, v, ld3, T(0),
+                  ctx + (g.row0(b) + i0) * g.C + h * g.HS, g.C);
         }
-        gemm<T>(false, false, g.T, g.HS, g.T, T(1), Pd, g.T, v, ld3, T(0),
-                ctx + g.row0(b) * g.C + h * g.HS, g.C);
       }
     }
   }
@@ -96,7 +121,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mas
 
 template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* dctx, T* dqkv) {
-  const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH};
+  const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH, s.causal};
   const T scale = static_cast<T>(s.score_scale());
   const DropoutMask drop(s.dropout_p, s.seed, s.stream);
   const int ld3 = 3 * g.C;
@@ -116,29 +141,44 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
         T* dv = dq + 2 * g.C;
         const T* P = probs + g.probs_offset(b, h);
         const T* dO = dctx + g.row0(b) * g.C + h * g.HS;
+        const size_t base = g.probs_offset(b, h);
         const T* Pd = P;
         if (drop.active()) {
-          drop.apply(P, dropped.data(), TT, g.probs_offset(b, h));
+          for (int i0 = 0; i0 < g.T; i0 += g.block())
+            drop_rows(drop, P, dropped.data(), g.T, i0, g.block_end(i0), g.keys(g.block_end(i0)), base);
           Pd = dropped.data();
         }
-        // dV = Pd^T dO ; dPd = dO V^T
-        gemm<T>(true, false, g.T, g.HS, g.T, T(1), Pd, g.T, dO, g.C, T(0), dv, ld3);
-        gemm<T>(false, true, g.T, g.T, g.HS, T(1), dO, g.C, v, ld3, T(0), dS.data(), g.T);
-        // dS = P * (dP - rowsum(dP * P)), dP = dropout_backward(dPd)
-        const size_t base = g.probs_offset(b, h);
-        for (int i = 0; i < g.T; ++i) {
-          T* row = dS.data() + static_cast<size_t>(i) * g.T;
-          const T* prow = P + static_cast<size_t>(i) * g.T;
-          if (drop.active()) drop.apply(row, row, g.T, base + static_cast<size_t>(i) * g.T);
-          T dot = 0;
-#pragma omp simd reduction(+ : dot)
-          for (int j = 0; j < g.T; ++j) dot += row[j] * prow[j];
-#pragma omp simd
-          for (int j = 0; j < g.T; ++j) row[j] = prow[j] * (row[j] - dot);
+        // dV = Pd^T dO, by key block
+        for (int j0 = 0; j0 < g.T; j0 += g.block()) {
+          const int j1 = g.block_end(j0), r0 = g.first_row(j0);
+          gemm<T>(true, false, j1 - j0, g.HS, g.T - r0, T(1), Pd + static_cast<size_t>(r0) * g.T + j0, g.T,
+                  dO + static_cast<size_t>(r0) * g.C, g.C, T(0), dv + j0 * g.ld3(), ld3);
         }
-        // dQ = scale dS K ; dK = scale dS^T Q
-        gemm<T>(false, false, g.T, g.HS, g.T, scale, dS.data(), g.T, k, ld3, T(0), dq, ld3);
-        gemm<T>(true, false, g.T, g.HS, g.T, scale, dS.data(), g.T, q, ld3, T(0), dk, ld3);
+        for (int i0 = 0; i0 < g.T; i0 += g.block()) {
+          const int i1 = g.block_end(i0), keys = g.keys(i1);
+          T* dSb = dS.data() + static_cast<size_t>(i0) * g.T;
+          // dPd = dO V^T; dS = P * (dP - rowsum(dP * P)), dP = dropout_backward(dPd)
+          gemm<T>(false, true, i1 - i0, keys, g.HS, T(1), dO + static_cast<size_t>(i0) * g.C, g.C, v, ld3, T(0),
+                  dSb, g.T);
+          for (int i = i0; i < i1; ++i) {
+            T* row = dS.data() + static_cast<size_t>(i) * g.T;
+            const T* prow = P + static_cast<size_t>(i) * g.T;
+            if (drop.active()) drop.apply(row, row, keys, base + static_cast<size_t>(i) * g.T);
+            T dot = 0;
+#pragma omp simd reduction(+ : dot)
+            for (int j = 0; j < keys; ++j) dot += row[j] * prow[j];
+#pragma omp simd
+            for (int j = 0; j < keys; ++j) row[j] = prow[j] * (row[j] - dot);
+          }
+          // dQ = scale dS K
+          gemm<T>(false, false, i1 - i0, g.HS, keys, scale, dSb, g.T, k, ld3, T(0), dq + i0 * g.ld3(), ld3);
+        }
+        // dK = scale dS^T Q, by key block
+        for (int j0 = 0; j0 < g.T; j0 += g.block()) {
+          const int j1 = g.block_end(j0), r0 = g.first_row(j0);
+          gemm<T>(true, false, j1 - j0, g.HS, g.T - r0, scale, dS.data() + static_cast<size_t>(r0) * g.T + j0, g.T,
+                  q + r0 * g.ld3(), ld3, T(0), dk + j0 * g.ld3(), ld3);
+        }
       }
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/common.h"
 #include "kernels/ops.h"
 
 namespace strata::kernels {
@@ -18,15 +19,20 @@ void adamw_update(T* p, const T* g, T* m, T* v, size_t n, const AdamWParams& a) 
   const T step_size = static_cast<T>(a.lr / bc1);
   const T bc2_sqrt = static_cast<T>(std::sqrt(bc2));
   const T eps = static_cast<T>(a.eps);
-#pragma omp parallel for simd schedule(static)
-  for (size_t i = 0; i < n; ++i) {
-    const T gi = g[i];
-    const T mi = b1 * m[i] + one_minus_b1 * gi;
-    const T vi = b2 * v[i] + one_minus_b2 * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    p[i] = p[i] * decay - step_size * mi / (std::sqrt(vi) / bc2_sqrt + eps);
-  }
+  // Vectorised (sqrt needs -fno-math-errno, set in CMakeLists.txt; the scalar loop took 0.28 s
+  // per GPT-2 124M step on 2 Zen 3 cores). Fixed blocks keep each element in the vector body or
+  // the scalar tail whatever the thread count.
+  parallel_blocks(n, [&](size_t begin, size_t end) {
+#pragma omp simd
+    for (size_t i = begin; i < end; ++i) {
+      const T gi = g[i];
+      const T mi = b1 * m[i] + one_minus_b1 * gi;
+      const T vi = b2 * v[i] + one_minus_b2 * gi * gi;
+      m[i] = mi;
+      v[i] = vi;
+      p[i] = p[i] * decay - step_size * mi / (std::sqrt(vi) / bc2_sqrt + eps);
+    }
+  });
 }
 
 template <typename T>

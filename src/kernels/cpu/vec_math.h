@@ -8,6 +8,9 @@
 
 namespace strata::kernels::vec {
 
+// libm's exp, so that kernels templated on the element type call vec::exp for both.
+inline double exp(double x) { return std::exp(x); }
+
 // exp(x), Cephes' expf scheme: x = n ln2 + r, |r| <= ln2/2, degree-6 polynomial, 2^n by
 // exponent bits. Inputs below -87.3 flush to 0, above 88.7 clamp (callers never go there).
 inline float exp(float x) {
