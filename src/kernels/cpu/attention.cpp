@@ -207,7 +207,7 @@ void attention_cached_forward(const CachedAttentionShape& s, const T* q, int ldq
         T sum = 0;
 #pragma omp simd reduction(+ : sum)
         for (int j = 0; j < end; ++j) {
-          const T e = exp_(row[j] - mx);
+          const T e = vec::exp(row[j] - mx);
           row[j] = e;
           sum += e;
         }
