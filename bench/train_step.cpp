@@ -255,6 +255,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  auto selected = [&](const Config& c) { return only.empty() || only == c.name || only == c.family; };
+  if (std::none_of(std::begin(kConfigs), std::end(kConfigs), selected)) {
+    std::fprintf(stderr, "--only %s: no such configuration or family; the configurations (family) are:", only.c_str());
+    for (const Config& c : kConfigs) std::fprintf(stderr, " '%s' (%s)", c.name, c.family);
+    std::fprintf(stderr, "\n");
+    return 2;
+  }
   std::printf("strata training-step benchmark | %s | %d threads | median of %d steps after %d warm-up\n",
               machine().c_str(), threads, steps, warmup);
   GemmResult gemm{};
@@ -272,7 +279,7 @@ int main(int argc, char** argv) {
               "samples/s", "tokens/s", "GFLOP", "GFLOP/s", "x ceiling", "RSS MiB", "loss");
   nlohmann::json out = {{"machine", machine()}, {"threads", threads}, {"gemm_ceiling_gflops", ceiling}};
   for (const Config& c : kConfigs) {
-    if (!only.empty() && only != c.name && only != c.family) continue;
+    if (!selected(c)) continue;
     Result r{};
     if (!run_in_child([&] { kernels::set_num_threads(threads); return run_config(c, steps, warmup); }, &r,
                       &r.peak_rss_mib)) {
