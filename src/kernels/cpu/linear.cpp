@@ -54,7 +54,7 @@ int tile_width(int len) {
 
 // oneDNN packs an operand whose rows lie a multiple of 4 KiB apart (fp32 rows of 3072, the
 // FFN width) at a fraction of its speed: each row of a panel maps to the same cache sets.
-// Measured on Zen 3, one thread: x^T dy for the FFN output weight's gradient, x = a tile of
+// Measured on the AVX2-only EPYC, one thread: x^T dy for the FFN output weight's gradient, x = a tile of
 // the [N, 3072] activations, 32 GFLOP/s as is and 78 with the tile copied to rows 272 floats
 // apart, copy included; products reading a [., 3072] weight tile gain ~20%. So a tile's own
 // slice of A or B with such a stride is copied first; the values multiplied are the same.

@@ -20,7 +20,7 @@ void adamw_update(T* p, const T* g, T* m, T* v, size_t n, const AdamWParams& a) 
   const T bc2_sqrt = static_cast<T>(std::sqrt(bc2));
   const T eps = static_cast<T>(a.eps);
   // Vectorised (sqrt needs -fno-math-errno, set in CMakeLists.txt; the scalar loop took 0.28 s
-  // per GPT-2 124M step on 2 Zen 3 cores). Fixed blocks keep each element in the vector body or
+  // per GPT-2 124M step on 2 cores of the AVX2-only EPYC). Fixed blocks keep each element in the vector body or
   // the scalar tail whatever the thread count.
   parallel_blocks(n, [&](size_t begin, size_t end) {
 #pragma omp simd
