@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/job_data.h"
+#include "core/exit_status.h"
 #include "data/loader.h"
 #include "dist/communicator.h"
 #include "io/files.h"
@@ -197,7 +198,14 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, con
     print_metrics(title, r);
   };
   if (train_data) {
-    const nlohmann::json r = trainer.train(*train_data, eval_data.get(), eval_task);
+    nlohmann::json r;
+    try {
+      r = trainer.train(*train_data, eval_data.get(), eval_task);
+    } catch (const TrainingInterrupted&) {
+      // Every rank stopped after the same step and the checkpoint is on disk: an orderly exit.
+      dist::set_agreed_exit_status(kExitInterrupted);
+      return kExitInterrupted;
+    }
     if (main) trainer.save_model(a.output_dir);
     report("train", "train_results.json", r);
   }

@@ -20,6 +20,14 @@
 
 namespace strata {
 
+// Thrown by Trainer::train when a stop was requested (SIGTERM or SIGUSR1): every rank has
+// finished the same step and `checkpoint` holds that step, ready for resume_from_checkpoint.
+struct TrainingInterrupted {
+  std::string checkpoint;
+  int64_t step;
+  int signal_number;
+};
+
 class Trainer {
  public:
   // With a communicator of several ranks the Trainer runs data parallel: every rank reads its
@@ -30,6 +38,8 @@ class Trainer {
 
   // Trains per the arguments (resuming if asked); returns the train_results.json content.
   // eval_task: what evaluations on eval_data compute (null: default_eval_task of the model).
+  // SIGTERM / SIGUSR1 during training end it after the current step with a checkpoint, by
+  // throwing TrainingInterrupted (on every rank).
   nlohmann::json train(BatchStream& train_data, BatchStream* eval_data, const EvalTask* eval_task = nullptr);
   // Loss and metrics over the stream, keys prefixed ("eval_loss", "eval_f1", ...).
   nlohmann::json evaluate(BatchStream& data, const std::string& prefix = "eval", const EvalTask* task = nullptr);
@@ -52,6 +62,7 @@ class Trainer {
   struct Step;
   void log(nlohmann::json entry);
   void maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop);
+  void save_checkpoint_now();  // checkpoint-<global_step>, written by rank 0; every rank waits
   void resume_from(const std::string& checkpoint);
   std::string resolve_checkpoint(const std::string& spec) const;
 
@@ -66,6 +77,7 @@ class Trainer {
   TrainerState state_;
   std::unique_ptr<ModelState> acts_;  // the model's forward state, reused across steps
   std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
+  int64_t last_saved_step_ = -1;
 };
 
 }  // namespace strata

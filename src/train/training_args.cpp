@@ -228,7 +228,8 @@ std::string TrainingArguments::best_metric_key() const {
 }
 
 TrainingArguments parse_training_arguments(const std::string& text, const std::string& src,
-                                           const std::vector<std::string>& overrides) {
+                                           const std::vector<std::string>& overrides,
+                                           const std::string& overrides_source) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -248,10 +249,10 @@ TrainingArguments parse_training_arguments(const std::string& text, const std::s
   }
   for (const std::string& o : overrides) {
     const size_t eq = o.find('=');
-    if (eq == std::string::npos || eq == 0) fail("--set ", o, ": expected key=value");
+    if (eq == std::string::npos || eq == 0) fail(overrides_source, " ", o, ": expected key=value");
     const std::string key = o.substr(0, eq);
-    const Field& f = find_field(key, "--set");
-    assign(a, f, YAML::Load(o.substr(eq + 1)), "--set " + key);
+    const Field& f = find_field(key, overrides_source);
+    assign(a, f, YAML::Load(o.substr(eq + 1)), overrides_source + " " + key);
   }
   validate(a, src);
   return a;

@@ -1,0 +1,45 @@
+// Child processes of the job runner: the ranks' launcher (mpirun, srun, or a lone
+// `strata train`), and the short commands of the Slurm client (sbatch, squeue, scontrol).
+#pragma once
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace strata::jobs {
+
+struct ProcessOptions {
+  std::string log_path;          // stdout and stderr are appended here
+  std::vector<std::string> env;  // "NAME=value" entries added to this process's environment
+};
+
+// A started child, in a process group of its own, so that a Ctrl-C meant for the runner
+// does not reach the ranks before the runner has asked them to checkpoint.
+class Process {
+ public:
+  static Process start(const std::vector<std::string>& argv, const ProcessOptions& options);
+  pid_t pid() const { return pid_; }
+  void signal(int sig) const;  // to the child itself
+  void kill_group() const;     // SIGKILL to its whole process group
+  // The exit status once it has ended (the exit code, or 128 + the signal that killed it, as
+  // a shell reports it); nullopt while it runs. Never blocks.
+  std::optional<int> poll();
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+};
+
+struct CommandResult {
+  int status;          // as Process::poll reports it; 127 when the program is missing
+  std::string output;  // stdout and stderr together
+};
+
+// Runs argv to completion (its output captured); for the Slurm client commands.
+CommandResult run_command(const std::vector<std::string>& argv);
+
+// True when `program` is an executable file on PATH (or a path to one).
+bool on_path(const std::string& program);
+
+}  // namespace strata::jobs
