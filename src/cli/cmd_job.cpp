@@ -78,8 +78,8 @@ void print_plan(const PlannedJob& pj, const JobSpec& spec, const MemoryEstimate&
                std::to_string(p.ranks_per_host) + " --cpus-per-task=" + std::to_string(p.threads_per_rank) +
                (p.slurm_partition.empty() ? "" : " --partition=" + p.slurm_partition) + "; srun)";
   std::printf("backend       %s\n", backend.c_str());
-  std::printf("instances     %d x %s (%d cores, %d GPUs, %.0f GiB)\n", p.instance_count, t.name.c_str(), t.cores, t.gpus,
-              t.memory_gib);
+  std::printf("instances     %d x %s (cores %d, GPUs %d, memory %.0f GiB)\n", p.instance_count, t.name.c_str(), t.cores,
+              t.gpus, t.memory_gib);
   std::printf("ranks         %d: %d per instance, %d thread(s) each\n", p.world_size(), p.ranks_per_host, p.threads_per_rank);
   std::printf("memory        %.1f MiB per rank (strata info: batch %d x seq %d; parameters %.1f, gradients %.1f, "
               "optimizer %.1f, activations %.1f, scratch %.1f MiB)\n",
@@ -98,8 +98,8 @@ void print_plan(const PlannedJob& pj, const JobSpec& spec, const MemoryEstimate&
   if (!p.simulate_interruptions.empty()) {
     std::string at;
     for (double s : p.simulate_interruptions) at += (at.empty() ? "" : ", ") + cat(s);
-    std::printf("interruptions simulated after %s s of training; capacity returns %.0f s later\n", at.c_str(),
-                p.simulate_capacity_wait);
+    std::printf("interruptions simulated %s s into attempts 1..%zu; capacity returns %g s later\n", at.c_str(),
+                p.simulate_interruptions.size(), p.simulate_capacity_wait);
   }
   std::printf("record        %s\n", p.job_dir.c_str());
   for (const auto& n : pj.notes) std::printf("note: %s\n", n.c_str());

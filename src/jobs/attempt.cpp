@@ -46,7 +46,7 @@ void upload_checkpoints(const CheckpointStore& store, const JobPlan& p, const Jo
   }
 }
 
-// The next simulated interruption not yet fired, in seconds of run time; < 0 if none.
+// The next simulated interruption not yet fired, in seconds after its attempt started; < 0 if none.
 double next_interruption(const JobPlan& p, const JobRecord& rec) {
   const size_t fired = rec.status().value("interruptions_fired", 0);
   return fired < p.simulate_interruptions.size() ? p.simulate_interruptions[fired] : -1;
@@ -86,12 +86,12 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
     s["attempt"] = attempt;
     s["attempts"].push_back({{"attempt", attempt}, {"start", start}, {"last_seen", start}});
   });
-  Process proc = Process::start(launch.argv, {launch.log_path, launch.env});
+  Process proc = Process::start(launch.argv, {launch.log_path, launch.env, launch.ignored_until_started});
   rec.set_status(JobStatus::Training, cat("attempt ", attempt, ": ", p.world_size(), " rank(s)"));
   rec.event("launched", {{"attempt", attempt}, {"command", shell_join(launch.argv)}});
 
   AttemptResult r;
-  double signalled_at = 0, last_sync = start, last_seen = start;
+  double signalled_at = 0, last_signal = 0, last_sync = start, last_seen = start;
   int escalation = 0;  // after the grace period: 1 = the launcher told to stop at once, 2 = killed
   for (;;) {
     if (auto st = proc.poll()) {
@@ -106,9 +106,9 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
         r.reason = StopReason::Stopped;
       } else if (rec.take_request("interrupt")) {
         r.reason = StopReason::Interrupted;
-      } else if (due >= 0 && ran >= due) {
+      } else if (due >= 0 && now - start >= due) {
         rec.update([](nlohmann::json& s) { s["interruptions_fired"] = s.value("interruptions_fired", 0) + 1; });
-        rec.event(cat("simulated spot interruption after ", due, " s of training"));
+        rec.event(cat("simulated spot interruption ", due, " s into attempt ", attempt));
         if (hooks.interrupt) hooks.interrupt();
         else r.reason = StopReason::Interrupted;
       } else if (hooks.external_stop && hooks.external_stop()) {
@@ -122,16 +122,22 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
       }
       if (r.reason != StopReason::None) {
         proc.signal(launch.stop_signal);
-        signalled_at = now;
+        signalled_at = last_signal = now;
         rec.event(cat("stopping the ranks (", reason_text(r.reason), "): they finish their step, write a checkpoint "
                       "and exit; ", p.grace, " s grace"));
       }
+    } else if (escalation == 0 && now - signalled_at <= p.grace && now - last_signal >= 1) {
+      // Again, until the ranks exit: mpirun drops a signal that comes before it has started
+      // them. A rank that has the first one ignores the rest; one that is still starting up
+      // dies of it, and the attempt ends like any interruption before its first checkpoint.
+      proc.signal(launch.stop_signal);
+      last_signal = now;
     } else if (escalation == 0 && now - signalled_at > p.grace) {
       rec.event(cat("the ranks did not exit within the ", p.grace, " s grace period: stopping them at once"));
       proc.signal(SIGTERM);  // mpirun and srun kill their ranks on SIGTERM
       escalation = 1;
     } else if (escalation == 1 && now - signalled_at > p.grace + 10) {
-      proc.kill_group();
+      proc.kill_session();
       escalation = 2;
     }
     if (now - last_sync >= 1) {
@@ -145,6 +151,7 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
     if (hooks.tick) hooks.tick(now);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+  proc.kill_session();  // what the launcher left behind, if it died before its ranks
   const double end = now_seconds();
   r.seconds = end - start;
   rec.update([&](nlohmann::json& s) {

@@ -20,6 +20,7 @@ struct AttemptLaunch {
   std::vector<std::string> env;  // NAME=value added for the launcher
   std::string log_path;          // the launcher's own output
   int stop_signal = 0;           // makes every rank checkpoint and exit: SIGTERM to a lone rank, SIGUSR1 via mpirun/srun
+  std::vector<int> ignored_until_started;  // ProcessOptions::ignored_signals
 };
 
 struct AttemptHooks {

@@ -164,8 +164,6 @@ PlannedJob make_plan(const PlanInputs& in) {
                                                        : CheckpointStore::resolve(s.checkpoint_uri, s.source),
                               in.working_dir);
   p.local_dir = absolute(s.checkpoint_local_path.empty() ? p.job_dir + "/work" : s.checkpoint_local_path, in.working_dir);
-  if (p.grace >= p.max_run)
-    fail(s.source, ": termination_grace_period (", p.grace, " s) must be shorter than max_run (", p.max_run, " s)");
   if (p.local_dir == p.checkpoint_dir)
     fail(s.source, ": checkpoint_local_path and checkpoint_uri are the same directory (", p.local_dir,
          "); the ranks write to the first, the runner copies to the second");

@@ -137,8 +137,6 @@ JobSpec parse_job_spec(const std::string& text, const std::string& source) {
        [&](const YAML::Node& v, const std::string& w) {
          if (!v.IsSequence()) fail(w, ": simulate_interruptions expects a list of seconds, e.g. [30, 75, 120]");
          for (const auto& t : v) s.simulate_interruptions.push_back(seconds(t, w, "simulate_interruptions"));
-         if (!std::is_sorted(s.simulate_interruptions.begin(), s.simulate_interruptions.end()))
-           fail(w, ": simulate_interruptions must be in increasing order");
        }},
       {"simulate_capacity_wait", secs(s.simulate_capacity_wait, "simulate_capacity_wait")},
   };

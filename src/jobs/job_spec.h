@@ -39,7 +39,7 @@ struct JobSpec {
   // Seconds the ranks get, after a stop signal, to finish their step and write a checkpoint
   // before they are killed (SageMaker gives a spot instance two minutes' notice).
   double termination_grace_period = 120;
-  std::vector<double> simulate_interruptions;  // seconds of training after which to interrupt
+  std::vector<double> simulate_interruptions;  // the k-th interrupts the k-th attempt this many seconds in
   double simulate_capacity_wait = 0;           // seconds until spot capacity returns
 };
 

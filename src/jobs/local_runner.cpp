@@ -18,7 +18,9 @@ namespace strata::jobs {
 namespace {
 
 // Every rank's output to logs/attempt-<k>/rank-<r>.log: mpirun gives each its rank in the
-// environment, so a shell in front of `strata train` picks the file.
+// environment, so a shell in front of `strata train` picks the file. The shell also starts
+// the rank with SIGUSR1 ignored (mpirun resets what it inherited): a stop forwarded while
+// the rank still starts up is dropped, not fatal, and the runner repeats it.
 AttemptLaunch local_launch(const JobPlan& p, const JobRecord& rec, int attempt, const std::string& resume) {
   const std::string logs = rec.attempt_log_dir(attempt);
   AttemptLaunch l;
@@ -28,6 +30,7 @@ AttemptLaunch local_launch(const JobPlan& p, const JobRecord& rec, int attempt, 
     l.argv = train;
     l.log_path = logs + "/rank-0.log";
     l.stop_signal = SIGTERM;
+    l.ignored_until_started = {SIGTERM};
     return l;
   }
   LaunchSpec s;
@@ -35,11 +38,12 @@ AttemptLaunch local_launch(const JobPlan& p, const JobRecord& rec, int attempt, 
   s.hosts = p.hosts;
   s.cores_per_host = p.backend == Backend::Local ? p.world_size() * p.threads_per_rank : p.instance.cores;
   for (const std::string& kv : p.environment) s.extra_mpirun_args.insert(s.extra_mpirun_args.end(), {"-x", kv.substr(0, kv.find('='))});
-  s.command = {"sh", "-c", "exec \"$@\" > \"" + logs + "/rank-$OMPI_COMM_WORLD_RANK.log\" 2>&1", "sh"};
+  s.command = {"sh", "-c", "trap '' USR1; exec \"$@\" > \"" + logs + "/rank-$OMPI_COMM_WORLD_RANK.log\" 2>&1", "sh"};
   s.command.insert(s.command.end(), train.begin(), train.end());
   l.argv = mpirun_argv(s);
   l.log_path = logs + "/launcher.log";
   l.stop_signal = SIGUSR1;  // mpirun forwards it to every rank; its own SIGTERM kills them without grace
+  l.ignored_until_started = {SIGUSR1};
   return l;
 }
 
@@ -78,7 +82,7 @@ bool wait_for_capacity(const JobPlan& p, const JobRecord& rec, const SignalFlag&
 JobStatus run_local_job(const JobPlan& p, const JobRecord& rec) {
   const SignalFlag ctrl_c({SIGINT, SIGTERM});
   ProgressLine line;
-  size_t events_shown = rec.events().size();
+  size_t events_shown = 0;
   // The runner's lines are the record's events as they happen.
   auto show_events = [&] {
     const auto all = rec.events();

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "util/error.h"
 
@@ -19,8 +21,10 @@ namespace {
 int decode(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
 // In the child, after fork: only async-signal-safe calls until exec.
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::vector<std::string>& env, int out_fd) {
-  setpgid(0, 0);
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const ProcessOptions& o, int out_fd) {
+  setsid();
+  for (int sig : o.ignored_signals) ::signal(sig, SIG_IGN);
+  const std::vector<std::string>& env = o.env;
   if (out_fd >= 0) {
     dup2(out_fd, STDOUT_FILENO);
     dup2(out_fd, STDERR_FILENO);
@@ -49,8 +53,7 @@ Process Process::start(const std::vector<std::string>& argv, const ProcessOption
   std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) fail("strata job: fork failed: ", std::strerror(errno));
-  if (pid == 0) exec_child(argv, o.env, fd);
-  setpgid(pid, pid);  // also here: whichever of parent and child runs first sets it
+  if (pid == 0) exec_child(argv, o, fd);
   if (fd >= 0) ::close(fd);
   Process p;
   p.pid_ = pid;
@@ -61,7 +64,22 @@ void Process::signal(int sig) const {
   if (!status_) ::kill(pid_, sig);
 }
 
-void Process::kill_group() const { ::kill(-pid_, SIGKILL); }
+void Process::kill_session() const {
+  // The session id is field 6 of /proc/<pid>/stat, after the command name in parentheses.
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream rest(stat.substr(paren + 2));
+    std::string state;
+    long ppid = 0, pgrp = 0, session = 0;
+    if (rest >> state >> ppid >> pgrp >> session && session == pid_) ::kill(std::stoi(name), SIGKILL);
+  }
+}
 
 std::optional<int> Process::poll() {
   if (status_) return status_;

@@ -12,16 +12,23 @@ namespace strata::jobs {
 struct ProcessOptions {
   std::string log_path;          // stdout and stderr are appended here
   std::vector<std::string> env;  // "NAME=value" entries added to this process's environment
+  // Signals the child starts with ignored (exec keeps that) until it installs a handler:
+  // a stop request that comes while mpirun or strata train still starts up is then not the
+  // end of it, and the runner repeats the request until the trainer takes it.
+  std::vector<int> ignored_signals;
 };
 
-// A started child, in a process group of its own, so that a Ctrl-C meant for the runner
-// does not reach the ranks before the runner has asked them to checkpoint.
+// A started child, in a session of its own: a Ctrl-C meant for the runner does not reach the
+// ranks before the runner has asked them to checkpoint, and everything the child starts on
+// this host (mpirun puts each local rank in a process group of its own) can be found again.
 class Process {
  public:
   static Process start(const std::vector<std::string>& argv, const ProcessOptions& options);
   pid_t pid() const { return pid_; }
   void signal(int sig) const;  // to the child itself
-  void kill_group() const;     // SIGKILL to its whole process group
+  // SIGKILL to every process of its session still alive, the child's or its orphans (ranks
+  // whose mpirun died).
+  void kill_session() const;
   // The exit status once it has ended (the exit code, or 128 + the signal that killed it, as
   // a shell reports it); nullopt while it runs. Never blocks.
   std::optional<int> poll();
