@@ -87,20 +87,22 @@ std::string CheckpointStore::resolve(const std::string& uri, const std::string& 
 }
 
 void CheckpointStore::check_writable(const std::string& where) const {
+  // Nothing is created for good: a dry run or a job refused later leaves no directory behind.
+  // The probe goes into the directory if it exists, else into its nearest existing ancestor.
+  fs::path base = fs::absolute(dir_);
+  while (!fs::exists(base)) base = base.parent_path();
+  if (!fs::is_directory(base))
+    fail(where, ": checkpoint_uri ", dir_, " is unreachable: ", base.string(), " is not a directory");
+  const fs::path probe = base / (".strata-probe." + std::to_string(::getpid()));
   std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec || !fs::is_directory(dir_))
-    fail(where, ": checkpoint_uri ", dir_, " is unreachable: cannot create it as a directory",
-         ec ? ": " + ec.message() : std::string());
-  const std::string probe = (fs::path(dir_) / (".probe." + std::to_string(::getpid()))).string();
   try {
-    io::write_file_atomic(probe, "strata checkpoint_uri probe\n");
-    if (io::read_file(probe) != "strata checkpoint_uri probe\n") fail("the probe file reads back different");
+    io::write_file_atomic(probe.string(), "strata checkpoint_uri probe\n");
+    if (io::read_file(probe.string()) != "strata checkpoint_uri probe\n") fail("the probe file reads back different");
   } catch (const Error& e) {
     fs::remove(probe, ec);
     fail(where, ": checkpoint_uri ", dir_, " is not writable: ", e.what());
   }
-  fs::remove(probe);
+  fs::remove(probe, ec);
 }
 
 std::vector<std::string> CheckpointStore::checkpoints() const { return list_checkpoints(dir_); }

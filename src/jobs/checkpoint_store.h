@@ -18,8 +18,8 @@ class CheckpointStore {
   explicit CheckpointStore(std::string dir) : dir_(std::move(dir)) {}
   const std::string& dir() const { return dir_; }
 
-  // Creates the directory if needed and writes, reads back and removes a probe file; an
-  // error says which of these failed.
+  // Writes, reads back and removes a probe file in the directory, or in its nearest existing
+  // ancestor when it does not exist yet; errors say it is unreachable or not writable.
   void check_writable(const std::string& where) const;
 
   // The complete checkpoint-<N> directories here (as the Trainer lists them), oldest first.

@@ -151,7 +151,9 @@ JobSpec parse_job_spec(const std::string& text, const std::string& source) {
     if (h == handlers.end())
       fail(where, ": unknown job option '", kv.first.as<std::string>(), "'", did_you_mean(kv.first.as<std::string>(), names),
            " (docs/jobs.md lists them)");
-    if (seen_line.count(key)) fail(where, ": ", key, " is already set at line ", seen_line[key], " (checkpoint_s3_uri and checkpoint_uri are one option)");
+    if (seen_line.count(key))
+      fail(where, ": ", key, " is already set at line ", seen_line[key],
+           key == "checkpoint_uri" ? " (checkpoint_s3_uri is another name for it)" : "");
     seen_line[key] = kv.first.Mark().line + 1;
     h->second(kv.second, where);
   }
