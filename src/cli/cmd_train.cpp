@@ -23,6 +23,7 @@
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/rng.h"
+#include "util/signal_flag.h"
 
 namespace strata::cli {
 
@@ -143,6 +144,7 @@ void print_metrics(const std::string& title, const nlohmann::json& m) {
 int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, const dist::Layout& layout);
 
 int run(int argc, char** argv, Mode mode, const char* name) {
+  deliver_signals_to_an_idle_thread();  // first: every thread started later inherits the mask
   const Args cli(name, argc, argv, {"set"}, {});
   if (cli.positional().size() != 1) fail("strata ", name, ": expected one CONFIG.yaml, e.g. strata ", name, " examples/spam/train.yaml");
   std::vector<std::string> overrides;

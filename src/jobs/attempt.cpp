@@ -93,6 +93,8 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
   AttemptResult r;
   double signalled_at = 0, last_signal = 0, last_sync = start, last_seen = start;
   int escalation = 0;  // after the grace period: 1 = the launcher told to stop at once, 2 = killed
+  bool taken = false;  // rank 0 logged that it took the stop request
+  const std::string rank0_log = rec.attempt_log_dir(attempt) + "/rank-0.log";
   for (;;) {
     if (auto st = proc.poll()) {
       r.exit_status = *st;
@@ -126,11 +128,12 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
         rec.event(cat("stopping the ranks (", reason_text(r.reason), "): they finish their step, write a checkpoint "
                       "and exit; ", p.grace, " s grace"));
       }
-    } else if (escalation == 0 && now - signalled_at <= p.grace && now - last_signal >= 1) {
-      // Again, until the ranks exit: mpirun drops a signal that comes before it has started
-      // them. A rank that has the first one ignores the rest; one that is still starting up
-      // dies of it, and the attempt ends like any interruption before its first checkpoint.
-      proc.signal(launch.stop_signal);
+    } else if (escalation == 0 && now - signalled_at <= p.grace && now - last_signal >= 0.5 && !taken) {
+      // Again, until rank 0 says it took the request: mpirun (and its daemons) drop a signal
+      // that comes before they have started the ranks, and so may a rank still in MPI_Init.
+      // Not after: mpirun, shutting down, dies of a SIGUSR1 it no longer forwards.
+      taken = stop_taken(rank0_log);
+      if (!taken) proc.signal(launch.stop_signal);
       last_signal = now;
     } else if (escalation == 0 && now - signalled_at > p.grace) {
       rec.event(cat("the ranks did not exit within the ", p.grace, " s grace period: stopping them at once"));

@@ -74,6 +74,8 @@ TrainingProgress read_training_progress(const std::string& log) {
   return p;
 }
 
+bool stop_taken(const std::string& log) { return tail(log, 1 << 12).find("stop requested (signal") != std::string::npos; }
+
 std::string clock_time(double t) {
   const auto secs = static_cast<time_t>(t);
   std::tm tm{};
@@ -132,6 +134,16 @@ void ProgressLine::clear() {
   if (drawn_) std::printf("\r\033[K");
   drawn_ = false;
   std::fflush(stdout);
+}
+
+void ProgressLine::say(const std::string& text) {
+  clear();
+  std::printf("%s %s\n", clock_time(now_seconds()).c_str(), text.c_str());
+  std::fflush(stdout);
+}
+
+void ProgressLine::echo_events(const JobRecord& record) {
+  for (const auto& e : record.events(&events_read_)) say(e.value("event", ""));
 }
 
 }  // namespace strata::jobs

@@ -23,6 +23,8 @@ struct TrainingProgress {
   int64_t total = -1;  // "Total optimization steps", -1 before the Trainer printed it
 };
 TrainingProgress read_training_progress(const std::string& rank0_log);
+// Whether rank 0 has logged that it took a stop request ("stop requested (signal N)").
+bool stop_taken(const std::string& rank0_log);
 
 class ProgressLine {
  public:
@@ -31,6 +33,10 @@ class ProgressLine {
   void update(const JobPlan& plan, const JobRecord& record, double now);
   // Ends a line drawn in place, before other output.
   void clear();
+  // Prints "HH:MM:SS text" above the progress line.
+  void say(const std::string& text);
+  // Says each event of the record not said yet: the runner's lines are its events.
+  void echo_events(const JobRecord& record);
 
  private:
   bool tty_;
@@ -41,6 +47,7 @@ class ProgressLine {
   double first_time_ = 0;  // first (time, step) seen in this attempt: the rate behind the ETA
   int64_t first_step_ = -1;
   bool drawn_ = false;
+  size_t events_read_ = 0;  // bytes of events.jsonl echoed
 };
 
 // "03:12:54" (UTC), the prefix of the runner's lines.

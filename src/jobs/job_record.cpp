@@ -127,11 +127,15 @@ void JobRecord::event(const std::string& message, nlohmann::json fields) const {
   if (n != static_cast<ssize_t>(line.size())) fail(p, ": cannot append an event: ", std::strerror(errno));
 }
 
-std::vector<nlohmann::json> JobRecord::events() const {
+std::vector<nlohmann::json> JobRecord::events(size_t* offset) const {
   std::vector<nlohmann::json> out;
-  std::ifstream in(path("events.jsonl"));
-  for (std::string line; std::getline(in, line);)
+  std::ifstream in(path("events.jsonl"), std::ios::binary);
+  if (offset) in.seekg(static_cast<std::streamoff>(*offset));
+  // Only whole lines: a line being appended right now is read next time.
+  for (std::string line; std::getline(in, line) && !in.eof();) {
+    if (offset) *offset += line.size() + 1;
     if (!line.empty()) out.push_back(nlohmann::json::parse(line, nullptr, false));
+  }
   return out;
 }
 

@@ -56,7 +56,9 @@ class JobRecord {
   void set_status(JobStatus s, const std::string& message = "") const;
   // Appends {"time", "event", ...fields} to events.jsonl.
   void event(const std::string& message, nlohmann::json fields = nlohmann::json::object()) const;
-  std::vector<nlohmann::json> events() const;
+  // The events from byte `*offset` of events.jsonl on (all of them from 0); moves *offset
+  // past what was read, so a follower reads each event once.
+  std::vector<nlohmann::json> events(size_t* offset = nullptr) const;
 
   void request(const std::string& what) const;  // "stop" or "interrupt"
   bool has_request(const std::string& what) const;

@@ -18,9 +18,7 @@ namespace strata::jobs {
 namespace {
 
 // Every rank's output to logs/attempt-<k>/rank-<r>.log: mpirun gives each its rank in the
-// environment, so a shell in front of `strata train` picks the file. The shell also starts
-// the rank with SIGUSR1 ignored (mpirun resets what it inherited): a stop forwarded while
-// the rank still starts up is dropped, not fatal, and the runner repeats it.
+// environment, so a shell in front of `strata train` picks the file.
 AttemptLaunch local_launch(const JobPlan& p, const JobRecord& rec, int attempt, const std::string& resume) {
   const std::string logs = rec.attempt_log_dir(attempt);
   AttemptLaunch l;
@@ -30,7 +28,6 @@ AttemptLaunch local_launch(const JobPlan& p, const JobRecord& rec, int attempt, 
     l.argv = train;
     l.log_path = logs + "/rank-0.log";
     l.stop_signal = SIGTERM;
-    l.ignored_until_started = {SIGTERM};
     return l;
   }
   LaunchSpec s;
@@ -38,19 +35,13 @@ AttemptLaunch local_launch(const JobPlan& p, const JobRecord& rec, int attempt, 
   s.hosts = p.hosts;
   s.cores_per_host = p.backend == Backend::Local ? p.world_size() * p.threads_per_rank : p.instance.cores;
   for (const std::string& kv : p.environment) s.extra_mpirun_args.insert(s.extra_mpirun_args.end(), {"-x", kv.substr(0, kv.find('='))});
-  s.command = {"sh", "-c", "trap '' USR1; exec \"$@\" > \"" + logs + "/rank-$OMPI_COMM_WORLD_RANK.log\" 2>&1", "sh"};
+  s.command = {"sh", "-c", "exec \"$@\" > \"" + logs + "/rank-$OMPI_COMM_WORLD_RANK.log\" 2>&1", "sh"};
   s.command.insert(s.command.end(), train.begin(), train.end());
   l.argv = mpirun_argv(s);
   l.log_path = logs + "/launcher.log";
   l.stop_signal = SIGUSR1;  // mpirun forwards it to every rank; its own SIGTERM kills them without grace
-  l.ignored_until_started = {SIGUSR1};
+  l.ignored_until_started = {SIGUSR1};  // mpirun dies of one that comes before it can forward it
   return l;
-}
-
-void say(ProgressLine& line, const std::string& text) {
-  line.clear();
-  std::printf("%s %s\n", clock_time(now_seconds()).c_str(), text.c_str());
-  std::fflush(stdout);
 }
 
 // Waits for spot capacity to return (the simulated wait). False if the job must end instead:
@@ -82,21 +73,15 @@ bool wait_for_capacity(const JobPlan& p, const JobRecord& rec, const SignalFlag&
 JobStatus run_local_job(const JobPlan& p, const JobRecord& rec) {
   const SignalFlag ctrl_c({SIGINT, SIGTERM});
   ProgressLine line;
-  size_t events_shown = 0;
-  // The runner's lines are the record's events as they happen.
-  auto show_events = [&] {
-    const auto all = rec.events();
-    for (; events_shown < all.size(); ++events_shown) say(line, all[events_shown].value("event", ""));
-  };
   int stops_asked = 0;
   AttemptHooks hooks;
   hooks.tick = [&](double now) {
     if (ctrl_c.count() > stops_asked) {
       if (stops_asked == 0) rec.request("stop");
       stops_asked = ctrl_c.count();
-      say(line, cat("stopping: the ranks finish their step and write a checkpoint (at most ", p.grace, " s)"));
+      line.say(cat("stopping: the ranks finish their step and write a checkpoint (at most ", p.grace, " s)"));
     }
-    show_events();
+    line.echo_events(rec);
     line.update(p, rec, now);
   };
   JobStatus end = JobStatus::Failed;
@@ -106,7 +91,7 @@ JobStatus run_local_job(const JobPlan& p, const JobRecord& rec) {
       message = end == JobStatus::Stopped ? "stopped while waiting for spot capacity" : "max_wait reached while waiting for spot capacity";
       break;
     }
-    show_events();
+    line.echo_events(rec);
     const AttemptResult r =
         run_attempt(p, rec, attempt, [&](const std::string& resume) { return local_launch(p, rec, attempt, resume); }, hooks);
     end = attempt_outcome(r);
@@ -118,10 +103,10 @@ JobStatus run_local_job(const JobPlan& p, const JobRecord& rec) {
       break;
     }
     rec.set_status(JobStatus::Interrupted, cat("attempt ", attempt, " interrupted; resumes from the newest checkpoint"));
-    show_events();
+    line.echo_events(rec);
   }
   const std::string report = finish_job(p, rec, end, message);
-  show_events();
+  line.echo_events(rec);
   line.clear();
   std::printf("%s", report.c_str());
   return end;

@@ -23,6 +23,9 @@ int decode(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + 
 // In the child, after fork: only async-signal-safe calls until exec.
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const ProcessOptions& o, int out_fd) {
   setsid();
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);  // exec keeps the mask: start from none blocked
   for (int sig : o.ignored_signals) ::signal(sig, SIG_IGN);
   const std::vector<std::string>& env = o.env;
   if (out_fd >= 0) {

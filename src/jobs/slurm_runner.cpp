@@ -18,12 +18,6 @@ namespace strata::jobs {
 
 namespace {
 
-void say(ProgressLine& line, const std::string& text) {
-  line.clear();
-  std::printf("%s %s\n", clock_time(now_seconds()).c_str(), text.c_str());
-  std::fflush(stdout);
-}
-
 // srun starts the ranks on the allocation's nodes, each writing logs/attempt-<k>/rank-<r>.log.
 // Debian's Open MPI wires up through PMIx.
 AttemptLaunch srun_launch(const JobPlan& p, const JobRecord& rec, int attempt, const std::string& resume) {
@@ -100,14 +94,9 @@ JobStatus run_slurm_job(const JobPlan& p, const JobRecord& rec) {
   rec.event(cat("submitted to Slurm as job ", id, " (", script, ")"), {{"slurm_job_id", id}});
 
   ProgressLine line;
-  size_t shown = 0;
-  auto show_events = [&] {
-    const auto all = rec.events();
-    for (; shown < all.size(); ++shown) say(line, all[shown].value("event", ""));
-  };
   std::string last_state;
   for (;;) {
-    show_events();
+    line.echo_events(rec);
     const double now = now_seconds();
     const nlohmann::json st = rec.status();
     const auto cur = parse_status(st.value("status", ""));
@@ -146,7 +135,7 @@ JobStatus run_slurm_job(const JobPlan& p, const JobRecord& rec) {
     line.update(p, rec, now);
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  show_events();
+  line.echo_events(rec);
   line.clear();
   const nlohmann::json st = rec.status();
   std::printf("%s", job_billing(p, st, st.value("ended", now_seconds())).report().c_str());

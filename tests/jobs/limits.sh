@@ -8,6 +8,7 @@
 #   stop        `strata job stop` ends a running job Stopped, with a checkpoint;
 #   interrupt   `strata job interrupt` interrupts a spot job, which resumes and completes;
 #               an on-demand job cannot be interrupted;
+#   failed      a training that fails ends Failed, its message quoting the rank's error;
 #   status, list, logs  show what the record holds.
 #   limits.sh STRATA_BINARY SOURCE_DIR
 set -euo pipefail
@@ -36,11 +37,11 @@ wait_training() {  # name: until rank 0 has logged a step
   fail "$1 never logged a training step"
 }
 
-tiny_training "$WORK/t2" 1200 4  # 2 ranks x 4
-tiny_training "$WORK/t1" 1200 8  # 1 rank x 8: the same global batch
+tiny_training "$WORK/t2" 2500 4  # 2 ranks x 4: more steps than 3 s allow
+tiny_training "$WORK/t1" 2500 8  # 1 rank x 8: the same global batch
 
 echo "== max_run"
-spec maxrun.yaml "instance_count: 2" "training_config: $WORK/t2/train.yaml" "max_run: 3" "termination_grace_period: 20"
+spec maxrun.yaml "instance_count: 2" "training_config: $WORK/t2/train.yaml" "max_run: 2" "termination_grace_period: 20"
 set +e
 "$STRATA" job run maxrun.yaml --job-name maxrun > maxrun.log 2>&1
 rc=$?
@@ -57,9 +58,9 @@ spec rest.yaml "training_config: $WORK/t1/train.yaml" "checkpoint_uri: file://$J
 "$STRATA" job run rest.yaml --job-name rest > rest.log 2>&1 || { tail -20 rest.log; fail "resume: the job failed"; }
 grep -q "resuming from $last" "$JOBS/rest/events.jsonl" || fail "resume: did not resume from $last"
 grep -q "resumed from .*$last" "$JOBS/rest/logs/attempt-1/rank-0.log" || fail "resume: the trainer did not resume from $last"
-[[ $(python3 -c "import json; print(json.load(open('$JOBS/rest/model/train_results.json'))['global_step'])") == 1200 ]] ||
-  fail "resume: the training did not end at step 1200"
-echo "resume: 1 rank resumed the 2-rank job's $last and completed step 1200"
+[[ $(python3 -c "import json; print(json.load(open('$JOBS/rest/model/train_results.json'))['global_step'])") == 2500 ]] ||
+  fail "resume: the training did not end at step 2500"
+echo "resume: 1 rank resumed the 2-rank job's $last and completed step 2500"
 
 echo "== a job name is unique"
 set +e
@@ -70,8 +71,8 @@ set -e
 "$STRATA" job run rest.yaml --job-name rest --rerun > rerun.log 2>&1 || { tail -20 rerun.log; fail "--rerun failed"; }
 [[ $(status_of rest) == Completed ]] || fail "--rerun: status $(status_of rest)"
 ls -d "$JOBS"/rest.previous-* > /dev/null || fail "--rerun: the previous record was not kept"
-grep -q "resuming from checkpoint-1200" "$JOBS/rest/events.jsonl" || fail "--rerun: did not resume from the final checkpoint"
-echo "unique: refused, then --rerun resumed from checkpoint-1200"
+grep -q "resuming from checkpoint-2500" "$JOBS/rest/events.jsonl" || fail "--rerun: did not resume from the final checkpoint"
+echo "unique: refused, then --rerun resumed from checkpoint-2500"
 
 echo "== max_wait"
 spec maxwait.yaml "training_config: $WORK/t1/train.yaml" "use_spot_instances: true" "max_run: 3" "max_wait: 4" \
@@ -107,13 +108,24 @@ wait $runner || { tail -20 intme.log; fail "interrupt: the job did not complete"
 grep -q '"status":"Interrupted"' "$JOBS/intme/events.jsonl" || fail "interrupt: no Interrupted status"
 echo "interrupt: interrupted once, resumed, completed"
 
+echo "== failed"
+tiny_training "$WORK/bad" 100 8
+sed -i 's/^text,label$/text,category/' "$WORK/bad/train.csv"
+spec bad.yaml "training_config: $WORK/bad/train.yaml"
+"$STRATA" job run bad.yaml --job-name bad > bad.log 2>&1 && fail "failed: the job exited 0"
+[[ $(status_of bad) == Failed ]] || fail "failed: status $(status_of bad)"
+job_field "$JOBS/bad" "s['message']" | grep -q "exited with status 1; rank-0.log: error: .*label" ||
+  fail "failed: the message does not quote the error: $(job_field "$JOBS/bad" "s['message']")"
+echo "failed: $(job_field "$JOBS/bad" "s['message']")"
+
 echo "== status, list, logs"
 job status rest > st.txt
-grep -q "^status       Completed" st.txt && grep -q "^Billable seconds:" st.txt && grep -q "resuming from checkpoint-1200" st.txt ||
+grep -q "^status       Completed" st.txt && grep -q "^Billable seconds:" st.txt && grep -q "resuming from checkpoint-2500" st.txt ||
   { cat st.txt; fail "status: unexpected output"; }
 [[ $(job status maxrun --json | python3 -c "import json,sys; print(json.load(sys.stdin)['status'])") == MaxRuntimeExceeded ]] ||
   fail "status --json"
 job list > list.txt
-for n in maxrun rest maxwait stopme intme; do grep -q "^$n " list.txt || { cat list.txt; fail "list: no $n"; }; done
-job logs maxrun --attempt 1 --rank 1 | head -1 | grep -qx "==> logs/attempt-1/rank-1.log <==" || fail "logs: no rank 1 log"
+for n in maxrun rest maxwait stopme intme bad; do grep -q "^$n " list.txt || { cat list.txt; fail "list: no $n"; }; done
+job logs maxrun --attempt 1 --rank 1 > logs.txt  # to a file: head in a pipe would cut it off (pipefail)
+[[ $(head -1 logs.txt) == "==> logs/attempt-1/rank-1.log <==" ]] || fail "logs: no rank 1 log"
 echo PASS

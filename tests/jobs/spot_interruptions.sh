@@ -24,7 +24,7 @@ run_pair() {  # name, instance_count, steps, batch per rank
     if [[ $kind == spot ]]; then
       # The k-th attempt is interrupted TIMES[k] seconds after it starts, at random between
       # half its start-up (the ranks load data: the stop must wait for them) and start-up plus
-      # 30% of the reference's training time: the 3 interruptions come before the job ends,
+      # 20% of the reference's training time: the 3 interruptions come before the job ends,
       # however fast this machine trains.
       TIMES=$(python3 - "$WORK/$name/jobs/reference" "$SEED" <<'PY'
 import json, random, sys
@@ -32,7 +32,7 @@ s = json.load(open(sys.argv[1] + "/status.json"))
 train = json.load(open(sys.argv[1] + "/model/train_results.json"))["train_runtime"]
 startup = max(0.1, s["billing"]["billable_seconds"] - train)
 random.seed(int(sys.argv[2]))
-print(", ".join(f"{random.uniform(0.5 * startup, startup + 0.3 * train):.2f}" for _ in range(3)))
+print(", ".join(f"{random.uniform(0.5 * startup, startup + 0.2 * train):.2f}" for _ in range(3)))
 PY
 )
       echo "$name: interruptions [$TIMES] s into attempts 1, 2, 3"
@@ -87,5 +87,5 @@ PY
 }
 
 run_pair one_rank 1 1000 8
-run_pair two_ranks 2 600 4
+run_pair two_ranks 2 900 4
 echo PASS
