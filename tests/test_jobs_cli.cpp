@@ -6,8 +6,6 @@
 #include <filesystem>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "test_util_fs.h"
 
 namespace strata {
@@ -24,11 +22,7 @@ class JobCli : public testing::Test {
  protected:
   void SetUp() override {
     fs::create_directories(dir_.path("model"));
-    write_text(dir_.path("model/config.json"),
-               nlohmann::json{{"model_type", "bert"}, {"vocab_size", 8000}, {"hidden_size", 32}, {"num_hidden_layers", 1},
-                              {"num_attention_heads", 2}, {"intermediate_size", 64}, {"max_position_embeddings", 64},
-                              {"pad_token_id", 3}}
-                   .dump());
+    test::write_tiny_bert_config(dir_.path("model/config.json"), 0.0);
     write_text(dir_.path("train.csv"), "text,label\n\"win money\",spam\n\"monday notes\",ham\n");
     write_text(dir_.path("train.yaml"), "model_name_or_path: " + dir_.path("model") + "\ntokenizer_name: " + kTokenizer +
                                             "\ntrain_file: " + dir_.path("train.csv") + "\noutput_dir: unused\n"

@@ -13,8 +13,6 @@
 #include <string>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "core/exit_status.h"
 #include "test_util_fs.h"
 
@@ -29,11 +27,7 @@ class TrainInterrupt : public testing::Test {
  protected:
   void SetUp() override {
     fs::create_directories(dir_.path("model"));
-    write_text(dir_.path("model/config.json"),
-               nlohmann::json{{"model_type", "bert"}, {"vocab_size", 8000}, {"hidden_size", 32}, {"num_hidden_layers", 1},
-                              {"num_attention_heads", 2}, {"intermediate_size", 64}, {"max_position_embeddings", 64},
-                              {"pad_token_id", 3}, {"hidden_dropout_prob", 0.1}, {"attention_probs_dropout_prob", 0.1}}
-                   .dump());
+    test::write_tiny_bert_config(dir_.path("model/config.json"), 0.1);
     std::string csv = "text,label\n";
     for (int i = 0; i < 64; ++i)
       csv += std::string("\"") + (i % 3 ? "meeting notes for monday" : "win money now, click") + " " + std::to_string(i) +

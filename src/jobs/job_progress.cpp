@@ -136,14 +136,18 @@ void ProgressLine::clear() {
   std::fflush(stdout);
 }
 
-void ProgressLine::say(const std::string& text) {
+void ProgressLine::say(const std::string& text, const std::string& time_of_day) {
   clear();
-  std::printf("%s %s\n", clock_time(now_seconds()).c_str(), text.c_str());
+  std::printf("%s %s\n", time_of_day.empty() ? clock_time(now_seconds()).c_str() : time_of_day.c_str(), text.c_str());
   std::fflush(stdout);
 }
 
 void ProgressLine::echo_events(const JobRecord& record) {
-  for (const auto& e : record.events(&events_read_)) say(e.value("event", ""));
+  // Each at the time it happened: "2026-11-23T05:36:15.123Z" -> "05:36:15".
+  for (const auto& e : record.events(&events_read_)) {
+    const std::string t = e.value("time", "");
+    say(e.value("event", ""), t.size() >= 19 ? t.substr(11, 8) : "");
+  }
 }
 
 }  // namespace strata::jobs

@@ -33,8 +33,8 @@ class ProgressLine {
   void update(const JobPlan& plan, const JobRecord& record, double now);
   // Ends a line drawn in place, before other output.
   void clear();
-  // Prints "HH:MM:SS text" above the progress line.
-  void say(const std::string& text);
+  // Prints "HH:MM:SS text" above the progress line (now, unless given).
+  void say(const std::string& text, const std::string& time_of_day = "");
   // Says each event of the record not said yet: the runner's lines are its events.
   void echo_events(const JobRecord& record);
 

@@ -46,10 +46,12 @@ AttemptLaunch local_launch(const JobPlan& p, const JobRecord& rec, int attempt, 
 
 // Waits for spot capacity to return (the simulated wait). False if the job must end instead:
 // *end is then MaxWaitTimeExceeded or Stopped.
-bool wait_for_capacity(const JobPlan& p, const JobRecord& rec, const SignalFlag& ctrl_c, JobStatus* end) {
+bool wait_for_capacity(const JobPlan& p, const JobRecord& rec, const SignalFlag& ctrl_c, ProgressLine& line,
+                       JobStatus* end) {
   const double created = rec.status().value("created_epoch", now_seconds());
   const double from = now_seconds();
   rec.event(cat("waiting for spot capacity (simulated: ", p.simulate_capacity_wait, " s)"));
+  line.echo_events(rec);
   for (;;) {
     const double now = now_seconds();
     if (ctrl_c.count() > 0 || rec.has_request("stop")) {
@@ -87,7 +89,7 @@ JobStatus run_local_job(const JobPlan& p, const JobRecord& rec) {
   JobStatus end = JobStatus::Failed;
   std::string message;
   for (int attempt = 1;; ++attempt) {
-    if (attempt > 1 && !wait_for_capacity(p, rec, ctrl_c, &end)) {
+    if (attempt > 1 && !wait_for_capacity(p, rec, ctrl_c, line, &end)) {
       message = end == JobStatus::Stopped ? "stopped while waiting for spot capacity" : "max_wait reached while waiting for spot capacity";
       break;
     }
