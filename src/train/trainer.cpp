@@ -14,6 +14,9 @@
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
+#include "tensor/resident_memory.h"
+#include "train/memory_plan.h"
+#include "train/optimizer_files.h"
 #include "train/progress.h"
 #include "train/scheduler.h"
 #include "util/error.h"
@@ -39,12 +42,9 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
     : args_(std::move(args)),
       comm_(comm),
       model_(std::move(model)),
+      dp_(std::make_unique<DataParallelStep>(comm_, *model_, args_.sharding_stage(), args_.ddp_bucket_cap_mb)),
       tokenizer_dir_(std::move(tokenizer_dir)),
       acts_(model_->new_state()) {
-  if (comm_ && comm_->size() > 1) {
-    const auto cap = static_cast<size_t>(args_.ddp_bucket_cap_mb * 1024 * 1024 / sizeof(float));
-    reducer_ = std::make_unique<dist::GradientReducer>(*comm_, model_->grads().data(), model_->grads().size(), cap);
-  }
   OptimizerConfig oc;
   oc.name = args_.optim == "sgd" ? "sgd" : "adamw";
   oc.lr = args_.learning_rate;
@@ -54,7 +54,7 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
   oc.eps = args_.adam_epsilon;
   oc.momentum = args_.sgd_momentum;
   oc.exclude_bias_and_norm_from_decay = true;  // HF Trainer's parameter groups
-  optimizer_ = std::make_unique<Optimizer<float>>(oc, model_->table());
+  optimizer_ = std::make_unique<Optimizer<float>>(oc, model_->table(), dp_->owned_begin(), dp_->owned_end());
   if (args_.freeze_base_model) {
     std::vector<bool> frozen;
     for (const ParamEntry& e : model_->table().entries()) frozen.push_back(model_->is_base_parameter(e));
@@ -160,23 +160,23 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     for (int i = 0; i < n; ++i) local_norm += label_count(model_->config(), micro[i]);
     const double norm = all_sum(local_norm, "global label count");
 
-    model_->grads().zero();
+    dp_->zero_grads();
     double loss = 0;
     for (int i = 0; i < n; ++i) {
-      const bool last = i == n - 1;
-      if (last && reducer_) reducer_->begin_step();
-      if (micro[i].B == 0) continue;  // a rank's share of a short final batch can be empty
-      // Dropout masks differ per rank: each rank's rows are different examples.
-      const nn::DropoutCtx drop{true, dropout_seed(state_.seed ^ mix64(comm_ ? comm_->rank() : 0), state_.global_step, i)};
-      model_->forward(micro[i], drop, *acts_);
-      loss += model_->loss(micro[i], *acts_, norm).loss;
-      // Only the last micro-batch's backward reduces: earlier ones accumulate locally.
-      std::function<void(size_t)> hook;
-      if (last && reducer_) hook = [this](size_t offset) { reducer_->grads_final_from(offset); };
-      model_->backward(micro[i], drop, *acts_, a.freeze_base_model, hook);
-      tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
+      // Which micro-batches reduce is the data-parallel stage's choice: the last only (local
+      // accumulation before), or every one (ZeRO-2).
+      dp_->begin_micro(i, n);
+      if (micro[i].B > 0) {  // a rank's share of a short final batch can be empty
+        // Dropout masks differ per rank: each rank's rows are different examples.
+        const nn::DropoutCtx drop{true,
+                                  dropout_seed(state_.seed ^ mix64(comm_ ? comm_->rank() : 0), state_.global_step, i)};
+        model_->forward(micro[i], drop, *acts_);
+        loss += model_->loss(micro[i], *acts_, norm).loss;
+        model_->backward(micro[i], drop, *acts_, a.freeze_base_model, dp_->hook(i, n));
+        tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
+      }
+      dp_->end_micro(i, n);
     }
-    if (reducer_) reducer_->finish_step();
     loss = all_sum(loss, "training loss");
     if (!std::isfinite(loss)) {
       const auto saved = list_checkpoints(a.output_dir);
@@ -184,14 +184,9 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
            saved.empty() ? std::string("No checkpoint was saved yet.")
                          : "The last good checkpoint is " + saved.back() + " (resume_from_checkpoint: latest).");
     }
-    Buffer<float>& g = model_->grads();
-    const double grad_norm = std::sqrt(kernels::sum_squares(g.data(), g.size()));
-    if (a.max_grad_norm > 0) {  // torch.nn.utils.clip_grad_norm_
-      const double coef = a.max_grad_norm / (grad_norm + 1e-6);
-      if (coef < 1) kernels::scale(g.data(), g.size(), static_cast<float>(coef));
-    }
+    const double grad_norm = dp_->clip(a.max_grad_norm);
     const double lr = sched.lr_at(state_.global_step);
-    optimizer_->step(model_->params().data(), g.data(), lr);
+    dp_->update(*optimizer_, lr);
 
     ++state_.global_step;
     state_.batch_in_epoch += n;
@@ -239,14 +234,26 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
       {"train_loss", state_.global_step > 0 ? state_.loss_total / state_.global_step : 0.0},
       {"epoch", round_sig(state_.epoch_float)},
       {"global_step", state_.global_step}};
-  if (reducer_ && reducer_->comm_seconds() > 0)
+  if (dp_->comm_seconds() > 0)
     // Waiting also covers thread hand-over, so on tiny models it can exceed the all-reduce time.
     results["ddp_comm_hidden_fraction"] =
-        round_sig(std::clamp(1.0 - reducer_->wait_seconds() / reducer_->comm_seconds(), 0.0, 1.0));
+        round_sig(std::clamp(1.0 - dp_->wait_seconds() / dp_->comm_seconds(), 0.0, 1.0));
   log(results);
   if (is_main_process())
     io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.to_json().dump(2) + "\n");
+  report_measured_memory();
   return results;
+}
+
+void Trainer::report_measured_memory() {
+  RankMemoryMeasured m;
+  m.peak_rss = peak_resident_bytes();
+  m.gradients_peak = dp_->peak_gradient_bytes();
+  for (auto& [kind, buf] : optimizer_->state_buffers()) m.optimizer_state += resident_bytes(buf->data(), buf->size() * sizeof(float));
+  const std::string mine = format_measured_memory(comm_ ? comm_->rank() : 0, m);
+  const std::vector<std::string> all = comm_ ? comm_->all_gather_bytes(mine, "measured memory") : std::vector{mine};
+  if (!is_main_process()) return;
+  for (const std::string& line : all) progress_message(line);
 }
 
 void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop) {
@@ -285,10 +292,19 @@ void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* ev
   if (save_now || (stop && a.save_strategy != "no")) {
     const std::string path = (fs::path(a.output_dir) / ("checkpoint-" + std::to_string(step))).string();
     if (improved) state_.best_model_checkpoint = path;
-    // Every rank holds the same weights and optimizer state: rank 0 alone writes them.
+    // Every rank holds the same weights: rank 0 alone writes. Sharded optimizer state comes to
+    // it one slice at a time (optimizer_files.h), so no rank needs a shared file system to write.
+    auto write_optimizer = [&](const std::string& dir) {
+      if (dp_->sharded())
+        write_optimizer_shards(dir, model_->table(), *optimizer_, dp_->shards(), dp_->zero_stage(), *comm_);
+      else
+        write_optimizer_state(dir, model_->table(), *optimizer_);
+    };
     if (is_main_process()) {
-      save_checkpoint(a.output_dir, *model_, *optimizer_, state_, tokenizer_dir_, training_arguments_json(a));
+      save_checkpoint(a.output_dir, *model_, write_optimizer, state_, tokenizer_dir_, training_arguments_json(a));
       rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
+    } else if (dp_->sharded()) {
+      write_optimizer("");  // sends this rank's slice to rank 0
     }
     if (comm_) comm_->barrier("checkpoint written");
   }

@@ -91,6 +91,34 @@ void check_all_gather(Communicator& c) {
   expect(inplace == expected, "all_gather in place", r);
 }
 
+// Rank q's data holds q + i; the root (the last rank) gets the sum, the others keep theirs.
+void check_reduce(Communicator& c) {
+  const int r = c.rank(), n = c.size(), root = n - 1;
+  std::vector<float> data(41);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(r + static_cast<int>(i));
+  c.reduce_sum(data.data(), data.size(), root, "reduce to the last rank");
+  bool ok = true;
+  for (size_t i = 0; i < data.size(); ++i)
+    ok &= data[i] == static_cast<float>(r == root ? n * (n - 1) / 2 + n * static_cast<int>(i) : r + static_cast<int>(i));
+  expect(ok, "reduce_sum (root: the sum; others: unchanged)", r);
+}
+
+// Rank q contributes 3q + 1 values (the last rank's block may be empty too: rank 0 gives 0).
+void check_all_gather_v(Communicator& c) {
+  const int r = c.rank(), n = c.size();
+  std::vector<size_t> counts(static_cast<size_t>(n));
+  for (int q = 0; q < n; ++q) counts[static_cast<size_t>(q)] = q == 0 ? 0 : static_cast<size_t>(3 * q + 1);
+  std::vector<float> data(std::accumulate(counts.begin(), counts.end(), size_t{0}), -1.0f), expected(data.size());
+  size_t off = 0;
+  for (int q = 0; q < n; ++q)
+    for (size_t i = 0; i < counts[static_cast<size_t>(q)]; ++i, ++off) {
+      expected[off] = static_cast<float>(q * 100 + static_cast<int>(i));
+      if (q == r) data[off] = expected[off];
+    }
+  c.all_gather_v(data.data(), counts, "all_gather_v");
+  expect(data == expected, "all_gather_v (blocks of unequal size, one empty)", r);
+}
+
 void check_all_gather_bytes(Communicator& c) {
   const int r = c.rank(), n = c.size();
   // Rank 0 sends nothing; rank q sends 11q copies of 'a' + q, with a NUL inside.
@@ -158,6 +186,8 @@ int collectives() {
   check_all_reduce(*c);
   check_reduce_scatter(*c);
   check_all_gather(*c);
+  check_reduce(*c);
+  check_all_gather_v(*c);
   check_all_gather_bytes(*c);
   check_broadcast(*c);
   check_ring(*c);
@@ -168,7 +198,7 @@ int collectives() {
   const char* max_count = std::getenv("STRATA_DIST_MAX_COUNT");
   if (r == 0)
     std::printf("collectives OK on %d ranks (largest MPI count %s): all_reduce float/double, reduce_scatter, "
-                "all_gather (+ in place), all_gather_bytes, broadcast, send/recv ring, split even/odd, "
+                "all_gather (+ in place), reduce to a root, all_gather_v, all_gather_bytes, broadcast, send/recv ring, split even/odd, "
                 "check_same_on_all_ranks, barrier\n",
                 c->size(), max_count ? max_count : "INT_MAX");
   return 0;

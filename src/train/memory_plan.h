@@ -1,0 +1,42 @@
+// Training memory per rank for a parallel layout: the plan (what the buffers a rank allocates
+// will hold, before any work) and the measurement (what was resident, at the end of a job).
+// The plan is models/memory_estimate.h's count with ZeRO's slicing applied: at stage 1 and 2
+// the optimizer state covers this rank's slice only; at stage 2 the gradients too, between
+// reductions, plus the buckets backward has written and the communication thread has not yet
+// reduced (planned as two buckets; a tied embedding whose gradient is written early in
+// backward stays resident until its bucket is reduced, which the plan does not count).
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "models/model.h"
+
+namespace strata {
+
+struct RankMemoryPlan {
+  int dp = 1, zero_stage = 0;
+  size_t parameters = 0;
+  size_t gradients = 0;       // resident between steps
+  size_t gradients_peak = 0;  // during backward
+  size_t optimizer_state = 0;
+  size_t activations = 0, scratch = 0;
+  size_t total() const { return parameters + gradients_peak + optimizer_state + activations + scratch; }
+};
+
+// The rank with the largest slice (rank 0), batch B x T per rank. optimizer_states: 2 for
+// AdamW (exp_avg, exp_avg_sq), 1 for SGD (momentum).
+RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp, int zero_stage,
+                                double bucket_cap_mb, int optimizer_states);
+
+// A few lines: one per kind of state, in MiB.
+std::string format_memory_plan(const RankMemoryPlan& p, int B, int T);
+
+// What one rank held, measured at the end of training.
+struct RankMemoryMeasured {
+  size_t peak_rss = 0;        // the process's peak resident set (VmHWM): everything, libraries included
+  size_t gradients_peak = 0;  // DataParallelStep::peak_gradient_bytes
+  size_t optimizer_state = 0; // resident bytes of the optimizer's state buffers
+};
+std::string format_measured_memory(int rank, const RankMemoryMeasured& m);
+
+}  // namespace strata
