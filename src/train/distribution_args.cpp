@@ -175,24 +175,23 @@ void read_distribution(TrainingArguments& a, const YAML::Node& d, const std::str
               where);
   bool mp_enabled = false, mpi_enabled = true, mpi_given = false;
   // smdistributed.X and (as the data-parallel-only form always allowed) X at the top level.
-  auto read_library = [&](const std::string& key, const YAML::Node& v, const std::string& path,
-                          const std::string& at) {
-    if (key == "modelparallel") return read_modelparallel(a, v, path, at, mp_enabled), true;
-    if (key == "dataparallel") return read_dataparallel(a, v, path, at), true;
+  auto read_library = [&](const std::string& key, const YAML::Node& v, const std::string& path) {
+    if (key == "modelparallel") return read_modelparallel(a, v, path, where, mp_enabled), true;
+    if (key == "dataparallel") return read_dataparallel(a, v, path, where), true;
     return false;
   };
   for (const auto& kv : d) {
     const std::string key = key_of(kv), at = line_of(kv.first, where);
-    if (read_library(key, kv.second, "distribution." + key, at)) continue;
+    if (read_library(key, kv.second, "distribution." + key)) continue;
     if (key == "smdistributed") {
       require_map(kv.second, "distribution.smdistributed", "{modelparallel: {enabled: true}}", at);
       for (const auto& lib : kv.second) {
         const std::string name = key_of(lib);
-        if (!read_library(name, lib.second, "distribution.smdistributed." + name, line_of(lib.first, where)))
+        if (!read_library(name, lib.second, "distribution.smdistributed." + name))
           unknown("distribution.smdistributed", name, {"modelparallel", "dataparallel"}, line_of(lib.first, where));
       }
     } else if (key == "mpi") {
-      read_mpi(a, kv.second, at, mpi_enabled);
+      read_mpi(a, kv.second, where, mpi_enabled);
       mpi_given = true;
     } else {
       unknown("distribution", key, {"smdistributed", "mpi", "dataparallel", "modelparallel"}, at);

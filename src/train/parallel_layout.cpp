@@ -31,8 +31,9 @@ void check_parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, c
          " processes");
   if (a.processes_per_host > 0 && a.processes_per_host != layout.local_world_size)
     fail("distribution.mpi.processes_per_host is ", a.processes_per_host, " but ", layout.source, " started ",
-         layout.local_world_size, " on this host: start the job with strata launch -n ", a.processes_per_host,
-         " (or mpirun -npernode ", a.processes_per_host, ")");
+         layout.local_world_size, " on this host", layout.source == "single process" ? " (no launcher)" : "",
+         ": start the job with strata launch -n ", a.processes_per_host, " (or mpirun -npernode ",
+         a.processes_per_host, ")");
   // What the configuration asks for and this build does not do yet: stop here, rather than
   // silently run something else (plain data parallelism, no checkpointing).
   if (pp > 1 || tp > 1)
