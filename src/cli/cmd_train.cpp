@@ -181,8 +181,9 @@ int run(int argc, char** argv, Mode mode, const char* name) {
     auto single = dist::make_single_process_communicator();
     return run_job(a, mode, *single, dist::make_process_groups(*single, grid), layout);
   }
-  // Several ranks: data parallel (as HF's Trainer under torchrun). A rank that fails takes
-  // the job down at once, instead of leaving the others waiting in a collective.
+  // Several ranks: data parallel (as HF's Trainer under torchrun), pipeline stages, or both. A
+  // rank that fails takes the job down at once, instead of leaving the others waiting in a
+  // collective.
   auto mpi = dist::make_mpi_communicator(a.ddp_timeout);
   if (mpi->size() != layout.world_size)
     fail("the environment says ", layout.world_size, " processes (", layout.source, ") but MPI has ", mpi->size());
@@ -214,7 +215,7 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
   auto eval_data = loader(job, job.data.validation, false);
   auto test_data = loader(job, job.data.test, false);
   const EvalTask* eval_task = job.data.validation.eval.get();
-  Trainer trainer(a, std::move(job.model), a.tokenizer_name, comm.size() > 1 ? &comm : nullptr);
+  Trainer trainer(a, std::move(job.model), a.tokenizer_name, {&world, &comm, groups.pipeline.get()});
 
   // Results are the same on every rank (outputs are gathered); rank 0 writes them.
   nlohmann::json all = nlohmann::json::object();
@@ -226,7 +227,7 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
   };
   if (train_data) {
     const nlohmann::json r = trainer.train(*train_data, eval_data.get(), eval_task);
-    if (main) trainer.save_model(a.output_dir);
+    trainer.save_model(a.output_dir);  // every rank: pipeline stages send their parameters to rank 0
     report("train", "train_results.json", r);
   }
   if (eval_data && (mode == Mode::Evaluate || a.do_eval)) {

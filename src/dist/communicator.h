@@ -23,6 +23,16 @@ struct Layout {
 // Inconsistent values (rank >= world size, non-numbers) are an error naming the variable.
 Layout detect_layout();
 
+// A point-to-point message in flight (Communicator::isend / irecv). wait() returns once the
+// message has completed: a send's buffer may then be reused, a receive's read. Destroying a
+// request that has not completed waits for it first (the buffer must outlive the request).
+class Request {
+ public:
+  virtual ~Request() = default;
+  virtual void wait() = 0;
+  virtual bool test() = 0;  // completed? never blocks; drives MPI's progress
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -49,6 +59,11 @@ class Communicator {
   virtual void broadcast(void* data, size_t bytes, int root, const char* what) = 0;
   virtual void send(const void* data, size_t bytes, int peer, int tag) = 0;
   virtual void recv(void* data, size_t bytes, int peer, int tag) = 0;
+  // Non-blocking send / receive: they return at once and the message moves while the caller
+  // computes (pipeline stages pass activations this way). A receive must be posted with the
+  // sender's byte count and tag. The buffer belongs to the message until wait() returns.
+  virtual std::unique_ptr<Request> isend(const void* data, size_t bytes, int peer, int tag) = 0;
+  virtual std::unique_ptr<Request> irecv(void* data, size_t bytes, int peer, int tag) = 0;
   virtual void barrier(const char* what) = 0;
   // A sub-group of the ranks passing the same color, ordered by key (MPI_Comm_split).
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;

@@ -27,6 +27,12 @@ class SingleProcess final : public Communicator {
   // A message to oneself has no matching receive in a blocking, single-threaded caller.
   void send(const void*, size_t, int peer, int) override { fail("send to rank ", peer, " in a single-process run"); }
   void recv(void*, size_t, int peer, int) override { fail("recv from rank ", peer, " in a single-process run"); }
+  std::unique_ptr<Request> isend(const void*, size_t, int peer, int) override {
+    fail("isend to rank ", peer, " in a single-process run");
+  }
+  std::unique_ptr<Request> irecv(void*, size_t, int peer, int) override {
+    fail("irecv from rank ", peer, " in a single-process run");
+  }
   void barrier(const char*) override {}
   std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<SingleProcess>(); }
   [[noreturn]] void abort(const std::string& why, int code) override {

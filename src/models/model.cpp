@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/causal_decoder.h"
+#include "tensor/resident_memory.h"
 
 #include "util/rng.h"
 
@@ -47,8 +48,10 @@ template <typename T>
 void Model<T>::allocate() {
   params_.resize(table_.total());
   grads_.resize(table_.total());
-  params_.zero();
-  grads_.zero();
+  // Zero pages that cost no memory until written: a pipeline stage only ever writes its own
+  // share of the buffers.
+  zero_and_release(params_.data(), params_.size() * sizeof(T));
+  zero_and_release(grads_.data(), grads_.size() * sizeof(T));
 }
 
 template <typename T>

@@ -13,6 +13,10 @@
 //
 // The optimizer update is element-wise and the norm a sum over slices, so every stage gives
 // the single-process result up to the order of the sum of squares (in double).
+//
+// Under pipeline parallelism a rank owns only its stage's window [begin, end) of the flat
+// buffers (train/pipeline_stages.h): everything above applies to that window, the data-parallel
+// group is the ranks of the same stage, and the gradient norm also sums over the stages.
 #pragma once
 #include <memory>
 
@@ -27,13 +31,17 @@ namespace strata {
 class DataParallelStep {
  public:
   // comm: the data-parallel group (null: one process). bucket_cap_mb: ddp_bucket_cap_mb.
+  // [begin, end): the window of the flat buffers this rank's stage owns (all of it without a
+  // pipeline).
   DataParallelStep(dist::Communicator* comm, Model<float>& model, int zero_stage, double bucket_cap_mb);
+  DataParallelStep(dist::Communicator* comm, Model<float>& model, size_t begin, size_t end, int zero_stage,
+                   double bucket_cap_mb);
 
   int zero_stage() const { return stage_; }
   bool sharded() const { return stage_ > 0 && ranks() > 1; }  // the optimizer owns a slice
   int ranks() const { return comm_ ? comm_->size() : 1; }
   const dist::FlatShards& shards() const { return shards_; }
-  // The slice this rank updates (the whole buffer unless sharded).
+  // The slice this rank updates (the whole window unless sharded).
   size_t owned_begin() const;
   size_t owned_end() const;
 
@@ -45,8 +53,8 @@ class DataParallelStep {
   void end_micro(int i, int n);
   // The global L2 norm of the summed gradients; when max_norm > 0, scales them by
   // max_norm / (norm + 1e-6) if that is below 1 (torch.nn.utils.clip_grad_norm_). Returns the
-  // norm before clipping.
-  double clip(double max_norm);
+  // norm before clipping. `stages`: the pipeline group, whose windows the norm also covers.
+  double clip(double max_norm, dist::Communicator* stages = nullptr);
   // The optimizer step over the owned slice, then (sharded) the all-gather of the parameters.
   void update(Optimizer<float>& opt, double lr);
 
@@ -64,6 +72,7 @@ class DataParallelStep {
 
   dist::Communicator* comm_;
   Model<float>& model_;
+  size_t begin_, end_;  // the window
   int stage_;
   dist::FlatShards shards_;
   std::unique_ptr<dist::GradientReducer> reducer_;

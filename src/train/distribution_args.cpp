@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "dist/pipeline_schedule.h"
 #include "dist/rank_grid.h"
 #include "io/files.h"
 #include "util/error.h"
@@ -34,6 +35,7 @@ constexpr Parameter kParameters[] = {
     {"optimize", "optimize"},
     {"auto_partition", "auto_partition"},
     {"default_partition", "default_partition"},
+    {"pipeline_partition", "pipeline_partition"},  // strata's: blocks per stage, e.g. [4, 4]
     {"offload_activations", "offload_activations"},
     {"activation_checkpointing", "gradient_checkpointing"},  // true, false, or every k-th layer
 };
@@ -242,15 +244,20 @@ void validate_parallel_arguments(const TrainingArguments& a, const std::string& 
   at_least_one(a.tensor_parallel_degree, "tensor_parallel_degree");
   at_least_one(a.microbatches, "microbatches");
   at_least_one(a.gradient_checkpointing_every, "gradient_checkpointing_every");
-  if (a.pipeline != "simple" && a.pipeline != "interleaved")
-    fail(src, ": pipeline is '", a.pipeline, "'; expected simple (GPipe: all forwards, then all backwards) or "
-         "interleaved (one forward, one backward)");
   if (a.optimize != "memory" && a.optimize != "speed")
     fail(src, ": optimize is '", a.optimize, "'; expected memory or speed");
   try {
+    dist::parse_pipeline_kind(a.pipeline);
     dist::placement_order(a.placement_strategy);
   } catch (const Error& e) {
     fail(src, ": ", e.what());
+  }
+  if (!a.pipeline_partition.empty()) {
+    if (static_cast<int>(a.pipeline_partition.size()) != a.pipeline_parallel_degree)
+      fail(src, ": pipeline_partition lists ", a.pipeline_partition.size(), " stages but pipeline_parallel_degree "
+           "(partitions) is ", a.pipeline_parallel_degree, ": give one block count per stage");
+    for (int n : a.pipeline_partition)
+      if (n < 1) fail(src, ": pipeline_partition has a stage of ", n, " blocks; every stage needs at least one");
   }
   if (a.zero_stage == 3)
     fail(src, ": ZeRO stage 3 (parameter sharding) is not implemented; stage 1 shards the optimizer state, stage 2 "

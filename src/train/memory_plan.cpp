@@ -55,11 +55,11 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
 }
 
 std::string format_measured_memory(int rank, const RankMemoryMeasured& m) {
-  char line[200];
+  char line[240];
   std::snprintf(line, sizeof line,
-                "memory measured, rank %d: peak RSS %.1f MiB; gradients resident at most %.1f MiB; optimizer state "
-                "%.1f MiB",
-                rank, mib(m.peak_rss), mib(m.gradients_peak), mib(m.optimizer_state));
+                "memory measured, rank %d: peak RSS %.1f MiB; parameters resident %.1f MiB; gradients resident at most "
+                "%.1f MiB; optimizer state %.1f MiB",
+                rank, mib(m.peak_rss), mib(m.parameters), mib(m.gradients_peak), mib(m.optimizer_state));
   return line;
 }
 

@@ -34,6 +34,7 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T);
 // What one rank held, measured at the end of training.
 struct RankMemoryMeasured {
   size_t peak_rss = 0;        // the process's peak resident set (VmHWM): everything, libraries included
+  size_t parameters = 0;      // resident bytes of the flat parameter buffer (a pipeline stage's share)
   size_t gradients_peak = 0;  // DataParallelStep::peak_gradient_bytes
   size_t optimizer_state = 0; // resident bytes of the optimizer's state buffers
 };

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <vector>
 
 #include "io/files.h"
@@ -117,53 +118,71 @@ void write_optimizer_state(const std::string& dir, const ParamTable& table, Opti
   io::write_safetensors((fs::path(dir) / kFullFile).string(), tensors, metadata(opt));
 }
 
-void write_optimizer_shards(const std::string& dir, const ParamTable& table, Optimizer<float>& opt,
-                            const dist::FlatShards& shards, int zero_stage, dist::Communicator& comm) {
-  const int me = comm.rank(), parts = comm.size();
-  STRATA_CHECK(shards.parts() == parts && opt.begin() == shards.begin(me) && opt.end() == shards.end(me),
-               "write_optimizer_shards: rank ", me, " owns ", opt.begin(), "..", opt.end(), ", its slice is ",
-               shards.begin(me), "..", shards.end(me));
+void write_optimizer_slices(const std::string& dir, const ParamTable& table, Optimizer<float>& opt, bool writes,
+                            const SliceLayout& lay, dist::Communicator& world) {
+  // Every rank's slice and place in the grid, so that rank 0 knows whom to receive from.
+  const nlohmann::json mine = {{"rank", world.rank()}, {"writes", writes}, {"begin", opt.begin()}, {"end", opt.end()},
+                               {"data_parallel_rank", lay.data_parallel_rank}, {"pipeline_stage", lay.pipeline_stage}};
+  std::vector<nlohmann::json> slices;
+  for (const std::string& s : world.all_gather_bytes(mine.dump(), "optimizer slices"))
+    if (auto j = nlohmann::json::parse(s); j.at("writes").get<bool>()) slices.push_back(std::move(j));
+  std::sort(slices.begin(), slices.end(),
+            [](const nlohmann::json& a, const nlohmann::json& b) { return a.at("begin") < b.at("begin"); });
   auto states = opt.state_buffers();
-  if (me != 0) {
-    for (auto& [kind, buf] : states) comm.send(buf->data(), buf->size() * sizeof(float), 0, kShardTag);
+  if (world.rank() != 0) {
+    if (writes)
+      for (auto& [kind, buf] : states) world.send(buf->data(), buf->size() * sizeof(float), 0, kShardTag);
     return;
   }
+  const int parts = static_cast<int>(slices.size());
+  size_t covered = 0;
   nlohmann::json files = nlohmann::json::array();
   std::vector<std::vector<float>> received(states.size());
-  for (int r = 0; r < parts; ++r) {
+  for (int k = 0; k < parts; ++k) {
+    const nlohmann::json& sl = slices[static_cast<size_t>(k)];
+    const size_t begin = sl.at("begin").get<size_t>(), end = sl.at("end").get<size_t>();
+    const int from = sl.at("rank").get<int>();
+    STRATA_CHECK(begin == covered, "optimizer slices: the slice from rank ", from, " starts at ", begin,
+                 ", the slices before it end at ", covered);
+    covered = end;
     std::vector<io::TensorToWrite> tensors;
-    const auto n = static_cast<int64_t>(shards.size(r));
-    for (size_t k = 0; k < states.size(); ++k) {
-      const float* data = states[k].second->data();
-      if (r != 0) {
-        received[k].resize(shards.size(r));
-        comm.recv(received[k].data(), received[k].size() * sizeof(float), r, kShardTag);
-        data = received[k].data();
+    for (size_t i = 0; i < states.size(); ++i) {
+      const float* data = states[i].second->data();
+      if (from != 0) {
+        received[i].resize(end - begin);
+        world.recv(received[i].data(), received[i].size() * sizeof(float), from, kShardTag);
+        data = received[i].data();
       }
-      tensors.push_back({states[k].first, DType::F32, {n}, data});
+      tensors.push_back({states[i].first, DType::F32, {static_cast<int64_t>(end - begin)}, data});
     }
     auto meta = metadata(opt);
-    meta["begin"] = std::to_string(shards.begin(r));
-    meta["end"] = std::to_string(shards.end(r));
-    const std::string name = shard_file(r, parts);
+    meta["begin"] = std::to_string(begin);
+    meta["end"] = std::to_string(end);
+    const std::string name = shard_file(k, parts);
     io::write_safetensors((fs::path(dir) / name).string(), tensors, meta);
-    files.push_back({{"file", name}, {"data_parallel_rank", r}, {"begin", shards.begin(r)}, {"end", shards.end(r)}});
+    files.push_back({{"file", name}, {"data_parallel_rank", sl.at("data_parallel_rank")},
+                     {"pipeline_stage", sl.at("pipeline_stage")}, {"begin", begin}, {"end", end}});
   }
+  STRATA_CHECK(covered == table.total(), "optimizer slices cover ", covered, " of ", table.total(), " values");
   nlohmann::json kinds = nlohmann::json::array();
   for (auto& [kind, buf] : states) kinds.push_back(kind);
-  const nlohmann::json layout = {{"format", "strata flat optimizer shards"},
-                                 {"optimizer", opt.config().name},
-                                 {"step", opt.steps_taken()},
-                                 {"zero_stage", zero_stage},
-                                 {"data_parallel_degree", parts},
-                                 {"pipeline_parallel_degree", 1},
-                                 {"tensor_parallel_degree", 1},
-                                 {"flat_size", shards.total()},
-                                 {"shard_size", shards.shard_size()},
-                                 {"padding", shards.padding()},
-                                 {"states", kinds},
-                                 {"shards", files},
-                                 {"parameters", table_json(table)}};
+  nlohmann::json layout = {{"format", "strata flat optimizer shards"},
+                           {"optimizer", opt.config().name},
+                           {"step", opt.steps_taken()},
+                           {"zero_stage", lay.zero_stage},
+                           {"data_parallel_degree", lay.data_parallel_degree},
+                           {"pipeline_parallel_degree", lay.pipeline_parallel_degree},
+                           {"tensor_parallel_degree", 1},
+                           {"flat_size", table.total()},
+                           {"states", kinds},
+                           {"shards", files},
+                           {"parameters", table_json(table)}};
+  // How the buffer was cut into data-parallel slices (ZeRO). Under a pipeline each stage's window
+  // is cut on its own: the shards' ranges say it all.
+  if (lay.pipeline_parallel_degree == 1) {
+    layout["shard_size"] = lay.shards ? lay.shards->shard_size() : table.total();
+    layout["padding"] = lay.shards ? lay.shards->padding() : 0;
+  }
   io::write_file_atomic((fs::path(dir) / kLayoutFile).string(), layout.dump(1) + "\n");
 }
 

@@ -1,5 +1,6 @@
 #include "train/parallel_layout.h"
 
+#include "train/pipeline_partition.h"
 #include "util/error.h"
 
 namespace strata {
@@ -12,9 +13,7 @@ void check_parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, c
                            const dist::RankGrid& grid, const dist::Layout& layout) {
   using dist::Axis;
   const int pp = grid.size(Axis::Pipeline), tp = grid.size(Axis::Tensor), dp = grid.size(Axis::Data);
-  if (pp > cfg.num_layers)
-    fail("pipeline_parallel_degree (partitions) is ", pp, " but the model has ", cfg.num_layers, " layers (",
-         config_path, "): every pipeline stage needs at least one layer");
+  check_pipeline_partition(a, pp, cfg.num_layers, config_path);
   auto divides = [&](int value, const char* what) {
     if (value % tp != 0)
       fail("tensor_parallel_degree ", tp, " does not divide the model's ", what, " (", value, ", ", config_path,
@@ -35,11 +34,11 @@ void check_parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, c
          ": start the job with strata launch -n ", a.processes_per_host, " (or mpirun -npernode ",
          a.processes_per_host, ")");
   // What the configuration asks for and this build does not do yet: stop here, rather than
-  // silently run something else (plain data parallelism, no checkpointing).
-  if (pp > 1 || tp > 1)
-    fail("pipeline_parallel_degree ", pp, " and tensor_parallel_degree ", tp,
-         ": pipeline and tensor parallelism are not implemented yet; this build runs data parallelism with optional "
-         "optimizer-state and gradient sharding (shard_optimizer_state, zero_stage): set both degrees to 1");
+  // silently run something else (no tensor parallelism, no checkpointing).
+  if (tp > 1)
+    fail("tensor_parallel_degree ", tp, ": tensor parallelism is not implemented yet; this build runs data and "
+         "pipeline parallelism with optional optimizer-state and gradient sharding (shard_optimizer_state, "
+         "zero_stage): set tensor_parallel_degree to 1");
   if (a.gradient_checkpointing || a.offload_activations)
     fail("gradient_checkpointing / activation_checkpointing and offload_activations are not implemented in this "
          "build: set them to false");

@@ -17,6 +17,7 @@
 #include "tensor/resident_memory.h"
 #include "train/memory_plan.h"
 #include "train/optimizer_files.h"
+#include "train/pipeline_partition.h"
 #include "train/progress.h"
 #include "train/scheduler.h"
 #include "util/error.h"
@@ -37,14 +38,32 @@ double round_sig(double v) { return std::round(v * 1e4) / 1e4; }
 
 }  // namespace
 
+namespace {
+
+dist::Communicator* group_or_null(dist::Communicator* c) { return c && c->size() > 1 ? c : nullptr; }
+
+}  // namespace
+
 Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, std::string tokenizer_dir,
-                 dist::Communicator* comm)
+                 TrainerGroups groups)
     : args_(std::move(args)),
-      comm_(comm),
+      world_(group_or_null(groups.world)),
+      comm_(group_or_null(groups.data)),
+      pipeline_(group_or_null(groups.pipeline)),
       model_(std::move(model)),
-      dp_(std::make_unique<DataParallelStep>(comm_, *model_, args_.sharding_stage(), args_.ddp_bucket_cap_mb)),
       tokenizer_dir_(std::move(tokenizer_dir)),
       acts_(model_->new_state()) {
+  const int stages = pipeline_ ? pipeline_->size() : 1;
+  std::string how;
+  stages_ = std::make_unique<PipelineStages>(
+      *model_, partition_blocks(*model_, args_, stages, args_.model_name_or_path + "/config.json", &how));
+  pipe_ = std::make_unique<PipelineStep>(*model_, *stages_, pipeline_, dist::parse_pipeline_kind(args_.pipeline),
+                                         args_.microbatches, args_.freeze_base_model);
+  const int s = pipe_->stage();
+  dp_ = std::make_unique<DataParallelStep>(comm_, *model_, stages_->begin(s), stages_->end(s), args_.sharding_stage(),
+                                           args_.ddp_bucket_cap_mb);
+  pipe_->release_other_stages();
+  if (is_main_process() && stages > 1) progress_message(cat(stages_->describe(model_->table()), "  partition: ", how));
   OptimizerConfig oc;
   oc.name = args_.optim == "sgd" ? "sgd" : "adamw";
   oc.lr = args_.learning_rate;
@@ -90,6 +109,7 @@ std::string Trainer::resolve_checkpoint(const std::string& spec) const {
 
 void Trainer::resume_from(const std::string& dir) {
   load_weights(*model_, dir);
+  pipe_->release_other_stages();
   state_ = load_checkpoint_state(dir, *model_, *optimizer_);
   if (state_.seed != static_cast<uint64_t>(args_.seed))
     fail(dir, ": the checkpoint was trained with seed ", state_.seed, ", this run has seed ", args_.seed,
@@ -119,7 +139,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     std::ofstream(fs::path(a.output_dir) / "trainer_log.jsonl", std::ios::trunc);
   }
   state_.max_steps = max_steps;
-  const int64_t global_batch = static_cast<int64_t>(a.per_device_train_batch_size) * world_size();
+  const int64_t global_batch = static_cast<int64_t>(a.per_device_train_batch_size) * data_parallel_size();
   if (state_.global_batch_size != 0 && state_.global_batch_size != global_batch && state_.batch_in_epoch > 0) {
     // Saved with another number of ranks: the same examples have been read; continue after them.
     const int64_t examples = state_.batch_in_epoch * state_.global_batch_size;
@@ -133,7 +153,10 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
 
   if (is_main_process())
   progress_message(cat("***** Running training *****\n  Num examples = ", train_data.num_examples(),
-                       "\n  Processes = ", world_size(),
+                       "\n  Processes = ", world_ ? world_->size() : 1,
+                       pipeline_ ? cat(" (", data_parallel_size(), " data parallel x ", pipe_->stages(), " pipeline stages, ",
+                                       a.microbatches, " micro-batches per batch, ", a.pipeline, ")")
+                                 : std::string(),
                        "\n  Num epochs = ", (max_steps + steps_per_epoch - 1) / steps_per_epoch,
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
@@ -142,7 +165,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   bar.update(state_.global_step, "");
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t start_step = state_.global_step;
-  std::vector<Batch> micro(a.gradient_accumulation_steps);
+  std::vector<Batch> accumulated(a.gradient_accumulation_steps);  // one batch per accumulation step
   bool started = false, stop = false;
   int64_t tokens = 0;
 
@@ -152,31 +175,30 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
       started = true;
     }
     int n = 0;
-    while (n < a.gradient_accumulation_steps && train_data.next(micro[n])) ++n;
+    while (n < a.gradient_accumulation_steps && train_data.next(accumulated[n])) ++n;
     if (n == 0) fail("training data ended early in epoch ", state_.epoch, " at batch ", state_.batch_in_epoch);
-    // The loss is normalised by the labels of the global batch (all micro-batches, all
-    // ranks), so summing gradients over ranks gives the union batch's gradient.
+    // The loss is normalised by the labels of the global batch (all batches of the
+    // accumulation, all data-parallel ranks), so summing gradients over ranks gives the union
+    // batch's gradient.
     double local_norm = 0;
-    for (int i = 0; i < n; ++i) local_norm += label_count(model_->config(), micro[i]);
+    for (int i = 0; i < n; ++i) local_norm += label_count(model_->config(), accumulated[i]);
     const double norm = all_sum(local_norm, "global label count");
 
     dp_->zero_grads();
+    pipe_->zero_borrowed_grads();
     double loss = 0;
+    // Each batch runs as a.microbatches micro-batches; micro-batch k of the step gets dropout
+    // seed (seed, data-parallel rank, step, k): each rank's rows are different examples, and
+    // every stage of a pipeline draws the same masks for the same micro-batch.
+    const uint64_t rank_seed = state_.seed ^ mix64(comm_ ? comm_->rank() : 0);
+    const int64_t step = state_.global_step;
+    auto dropout = [&](int k) { return nn::DropoutCtx{true, dropout_seed(rank_seed, step, k)}; };
     for (int i = 0; i < n; ++i) {
-      // Which micro-batches reduce is the data-parallel stage's choice: the last only (local
-      // accumulation before), or every one (ZeRO-2).
-      dp_->begin_micro(i, n);
-      if (micro[i].B > 0) {  // a rank's share of a short final batch can be empty
-        // Dropout masks differ per rank: each rank's rows are different examples.
-        const nn::DropoutCtx drop{true,
-                                  dropout_seed(state_.seed ^ mix64(comm_ ? comm_->rank() : 0), state_.global_step, i)};
-        model_->forward(micro[i], drop, *acts_);
-        loss += model_->loss(micro[i], *acts_, norm).loss;
-        model_->backward(micro[i], drop, *acts_, a.freeze_base_model, dp_->hook(i, n));
-        tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
-      }
-      dp_->end_micro(i, n);
+      loss += pipe_->run(accumulated[i], i * a.microbatches, n * a.microbatches, norm, dropout, *dp_);
+      tokens += static_cast<int64_t>(accumulated[i].B) * accumulated[i].T;
     }
+    // Only the last stage computed the loss.
+    if (pipeline_) pipeline_->all_reduce_sum(&loss, 1, "training loss from the last stage");
     loss = all_sum(loss, "training loss");
     if (!std::isfinite(loss)) {
       const auto saved = list_checkpoints(a.output_dir);
@@ -184,9 +206,10 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
            saved.empty() ? std::string("No checkpoint was saved yet.")
                          : "The last good checkpoint is " + saved.back() + " (resume_from_checkpoint: latest).");
     }
-    const double grad_norm = dp_->clip(a.max_grad_norm);
+    const double grad_norm = dp_->clip(a.max_grad_norm, pipeline_);
     const double lr = sched.lr_at(state_.global_step);
     dp_->update(*optimizer_, lr);
+    pipe_->refresh_borrowed_parameters();
 
     ++state_.global_step;
     state_.batch_in_epoch += n;
@@ -221,6 +244,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     progress_message(cat("Loading best model from ", state_.best_model_checkpoint, " (",
                          a.best_metric_key(), " = ", state_.best_metric, ")"));
     load_weights(*model_, state_.best_model_checkpoint);
+    pipe_->release_other_stages();
   }
   const int64_t steps_run = state_.global_step - start_step;
   // Throughput of the whole job (all ranks), as HF reports it.
@@ -228,7 +252,8 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   nlohmann::json results = {
       {"train_runtime", round_sig(secs)},
       {"train_samples_per_second", round_sig(static_cast<double>(steps_run) * a.per_device_train_batch_size *
-                                             a.gradient_accumulation_steps * world_size() / std::max(secs, 1e-9))},
+                                             a.gradient_accumulation_steps * data_parallel_size() /
+                                             std::max(secs, 1e-9))},
       {"train_steps_per_second", round_sig(steps_run / std::max(secs, 1e-9))},
       {"train_tokens_per_second", round_sig(all_tokens / std::max(secs, 1e-9))},
       {"train_loss", state_.global_step > 0 ? state_.loss_total / state_.global_step : 0.0},
@@ -238,6 +263,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     // Waiting also covers thread hand-over, so on tiny models it can exceed the all-reduce time.
     results["ddp_comm_hidden_fraction"] =
         round_sig(std::clamp(1.0 - dp_->wait_seconds() / dp_->comm_seconds(), 0.0, 1.0));
+  if (pipeline_) results.update(pipeline_summary());
   log(results);
   if (is_main_process())
     io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.to_json().dump(2) + "\n");
@@ -248,12 +274,59 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
 void Trainer::report_measured_memory() {
   RankMemoryMeasured m;
   m.peak_rss = peak_resident_bytes();
-  m.gradients_peak = dp_->peak_gradient_bytes();
+  m.gradients_peak = dp_->peak_gradient_bytes();  // of the stage's window
   for (auto& [kind, buf] : optimizer_->state_buffers()) m.optimizer_state += resident_bytes(buf->data(), buf->size() * sizeof(float));
-  const std::string mine = format_measured_memory(comm_ ? comm_->rank() : 0, m);
-  const std::vector<std::string> all = comm_ ? comm_->all_gather_bytes(mine, "measured memory") : std::vector{mine};
+  m.parameters = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float));
+  const std::string mine = format_measured_memory(world_ ? world_->rank() : 0, m);
+  const std::vector<std::string> all = world_ ? world_->all_gather_bytes(mine, "measured memory") : std::vector{mine};
   if (!is_main_process()) return;
   for (const std::string& line : all) progress_message(line);
+}
+
+nlohmann::json Trainer::pipeline_summary() {
+  // Every stage's idle fraction, gathered over the pipeline group.
+  std::vector<double> idle(static_cast<size_t>(pipe_->stages()), 0.0);
+  idle[static_cast<size_t>(pipe_->stage())] = pipe_->idle_seconds() / std::max(pipe_->schedule_seconds(), 1e-9);
+  pipeline_->all_reduce_sum(idle.data(), idle.size(), "pipeline bubble");
+  double mean = 0;
+  std::string per_stage;
+  for (size_t s = 0; s < idle.size(); ++s) {
+    mean += idle[s] / static_cast<double>(idle.size());
+    per_stage += cat(s ? ", " : "", round_sig(idle[s]));
+  }
+  const double theory = dist::theoretical_bubble(pipe_->stages(), args_.microbatches);
+  if (is_main_process())
+    progress_message(cat("pipeline bubble: stages idle waiting on their neighbours ", round_sig(mean),
+                         " of the schedule (per stage: ", per_stage, "); theory (p-1)/(m+p-1) = (", pipe_->stages(),
+                         "-1)/(", args_.microbatches, "+", pipe_->stages(), "-1) = ", round_sig(theory)));
+  return {{"pipeline_bubble_measured", round_sig(mean)}, {"pipeline_bubble_theoretical", round_sig(theory)}};
+}
+
+void Trainer::with_whole_model(const std::function<void()>& write) {
+  // The first stage of data-parallel replica 0 (rank 0) gathers; the other replicas hold copies.
+  const bool gathers = pipeline_ && (!comm_ || comm_->rank() == 0);
+  if (gathers) pipe_->gather_parameters_to_first();
+  if (is_main_process()) write();
+  if (gathers) pipe_->release_other_stages();
+}
+
+void Trainer::write_optimizer(const std::string& dir) {
+  // One process, or data parallel without sharding: every rank holds the whole state; rank 0
+  // writes it by parameter name.
+  if (!pipeline_ && !dp_->sharded()) {
+    if (is_main_process()) write_optimizer_state(dir, model_->table(), *optimizer_);
+    return;
+  }
+  SliceLayout lay;
+  lay.zero_stage = dp_->zero_stage();
+  lay.data_parallel_degree = data_parallel_size();
+  lay.pipeline_parallel_degree = pipe_->stages();
+  lay.data_parallel_rank = comm_ ? comm_->rank() : 0;
+  lay.pipeline_stage = pipe_->stage();
+  lay.shards = dp_->sharded() ? &dp_->shards() : nullptr;
+  // Unsharded replicas of a stage hold the same state: replica 0 writes it.
+  const bool writes = dp_->sharded() || lay.data_parallel_rank == 0;
+  write_optimizer_slices(dir, model_->table(), *optimizer_, writes, lay, *world_);
 }
 
 void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop) {
@@ -292,21 +365,15 @@ void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* ev
   if (save_now || (stop && a.save_strategy != "no")) {
     const std::string path = (fs::path(a.output_dir) / ("checkpoint-" + std::to_string(step))).string();
     if (improved) state_.best_model_checkpoint = path;
-    // Every rank holds the same weights: rank 0 alone writes. Sharded optimizer state comes to
-    // it one slice at a time (optimizer_files.h), so no rank needs a shared file system to write.
-    auto write_optimizer = [&](const std::string& dir) {
-      if (dp_->sharded())
-        write_optimizer_shards(dir, model_->table(), *optimizer_, dp_->shards(), dp_->zero_stage(), *comm_);
-      else
-        write_optimizer_state(dir, model_->table(), *optimizer_);
-    };
-    if (is_main_process()) {
-      save_checkpoint(a.output_dir, *model_, write_optimizer, state_, tokenizer_dir_, training_arguments_json(a));
+    // Rank 0 alone writes: the weights gathered from the pipeline stages, the optimizer state
+    // sent to it slice by slice (optimizer_files.h), so no rank needs a shared file system.
+    with_whole_model([&] {
+      save_checkpoint(a.output_dir, *model_, [&](const std::string& dir) { write_optimizer(dir); }, state_,
+                      tokenizer_dir_, training_arguments_json(a));
       rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
-    } else if (dp_->sharded()) {
-      write_optimizer("");  // sends this rank's slice to rank 0
-    }
-    if (comm_) comm_->barrier("checkpoint written");
+    });
+    if (!is_main_process()) write_optimizer("");  // sends this rank's slice to rank 0, if it has one to write
+    if (world_) world_->barrier("checkpoint written");
   }
 }
 
@@ -326,20 +393,43 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   Batch b;
   while (data.next(b)) {
     if (b.B == 0) continue;
-    model_->infer(b, *acts_);
+    // Through the pipeline every stage reads the same batch; the last one has the outputs.
+    ModelState* st = acts_.get();
+    if (pipeline_)
+      st = pipe_->infer(b);
+    else
+      model_->infer(b, *acts_);
+    if (!st) continue;
     const double n = label_count(model_->config(), b);
     if (n > 0) {
-      loss_sum += model_->loss(b, *acts_, n).loss * n;
+      loss_sum += model_->loss(b, *st, n).loss * n;
       norm += n;
     }
-    pass->add(b, model_->head_outputs(b, *acts_));
+    pass->add(b, model_->head_outputs(b, *st));
   }
-  if (comm_ && comm_->size() > 1) {  // every rank saw its shard: the union, on every rank
+  if (pipeline_) pipe_->finish_infer();
+  if (comm_ && (!pipeline_ || pipe_->is_last())) {  // every replica saw its shard: the union, on every replica
     std::unique_ptr<EvalPass> all = task->start();
     for (const std::string& p : comm_->all_gather_bytes(pass->serialize(), "evaluation outputs")) all->merge(p);
     pass = std::move(all);
     loss_sum = all_sum(loss_sum, "evaluation loss");
     norm = all_sum(norm, "evaluation label count");
+  }
+  if (pipeline_) {  // the last stage's results, to every stage
+    std::string bytes = pass->serialize();
+    uint64_t size = bytes.size();
+    const int last = pipe_->stages() - 1;
+    pipeline_->broadcast(&size, sizeof size, last, "evaluation outputs size");
+    bytes.resize(size);
+    pipeline_->broadcast(bytes.data(), size, last, "evaluation outputs");
+    double sums[2] = {loss_sum, norm};
+    pipeline_->broadcast(sums, sizeof sums, last, "evaluation loss");
+    loss_sum = sums[0];
+    norm = sums[1];
+    if (!pipe_->is_last()) {
+      pass = task->start();
+      pass->merge(bytes);
+    }
   }
   PassResult r;
   pass->metrics(prefix, norm > 0 ? loss_sum / norm : std::nan(""), r.metrics);
@@ -351,9 +441,11 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   return r;
 }
 
-void Trainer::save_model(const std::string& dir) const {
-  save_pretrained(*model_, dir);
-  copy_tokenizer_files(tokenizer_dir_, dir);
+void Trainer::save_model(const std::string& dir) {
+  with_whole_model([&] {
+    save_pretrained(*model_, dir);
+    copy_tokenizer_files(tokenizer_dir_, dir);
+  });
 }
 
 }  // namespace strata

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <thread>
 #include <variant>
@@ -20,7 +21,8 @@ namespace strata {
 namespace {
 
 using Member = std::variant<std::string TrainingArguments::*, int TrainingArguments::*,
-                            int64_t TrainingArguments::*, double TrainingArguments::*, bool TrainingArguments::*>;
+                            int64_t TrainingArguments::*, double TrainingArguments::*, bool TrainingArguments::*,
+                            std::vector<int> TrainingArguments::*>;
 
 struct Field {
   const char* name;
@@ -47,7 +49,7 @@ const Field kFields[] = {
     F(ddp_timeout),
     F(pipeline_parallel_degree), F(tensor_parallel_degree), F(microbatches), F(pipeline),
     F(placement_strategy), F(ddp), F(shard_optimizer_state), F(zero_stage), F(optimize), F(auto_partition),
-    F(default_partition), F(processes_per_host), F(gradient_checkpointing), F(gradient_checkpointing_every),
+    F(default_partition), F(pipeline_partition), F(processes_per_host), F(gradient_checkpointing), F(gradient_checkpointing_every),
     F(offload_activations),
 };
 #undef F
@@ -82,31 +84,49 @@ const Field& find_field(const std::string& key, const std::string& src) {
   fail(src, ": unknown option '", key, "'", did_you_mean(key, keys), " (see docs/training.md for the list)");
 }
 
+// A YAML list of integers, e.g. [4, 4]; null or [] for none.
+std::vector<int> int_list(const YAML::Node& v, const std::function<void(const char*)>& bad) {
+  std::vector<int> xs;
+  if (!v.IsNull() && !v.IsSequence()) bad("a list of integers, e.g. [4, 4]");
+  for (const auto& item : v) {
+    long long x;
+    if (!item.IsScalar() || !YAML::convert<long long>::decode(item, x) || x < INT32_MIN || x > INT32_MAX)
+      bad("a list of integers, e.g. [4, 4]");
+    xs.push_back(static_cast<int>(x));
+  }
+  return xs;
+}
+
 void assign(TrainingArguments& a, const Field& f, const YAML::Node& v, const std::string& where) {
   auto bad = [&](const char* expected) {
     std::ostringstream os;
     os << v;
     fail(where, ": option '", f.name, "' expects ", expected, ", got '", os.str(), "'");
   };
-  if (!v.IsScalar() && !v.IsNull()) bad("a single value");
   std::visit(
       [&](auto member) {
         using M = std::remove_reference_t<decltype(a.*member)>;
-        if constexpr (std::is_same_v<M, std::string>) {
-          a.*member = v.IsNull() ? std::string() : v.as<std::string>();
-        } else if constexpr (std::is_same_v<M, bool>) {
-          bool x;
-          if (!YAML::convert<bool>::decode(v, x)) bad("true or false");
-          a.*member = x;
-        } else if constexpr (std::is_same_v<M, double>) {
-          double x;
-          if (!YAML::convert<double>::decode(v, x)) bad("a number");
-          a.*member = x;
+        if constexpr (std::is_same_v<M, std::vector<int>>) {
+          a.*member = int_list(v, bad);
+          return;
         } else {
-          long long x;
-          if (!YAML::convert<long long>::decode(v, x)) bad("an integer");
-          if (std::is_same_v<M, int> && (x < INT32_MIN || x > INT32_MAX)) bad("a 32-bit integer");
-          a.*member = static_cast<M>(x);
+          if (!v.IsScalar() && !v.IsNull()) bad("a single value");
+          if constexpr (std::is_same_v<M, std::string>) {
+            a.*member = v.IsNull() ? std::string() : v.as<std::string>();
+          } else if constexpr (std::is_same_v<M, bool>) {
+            bool x;
+            if (!YAML::convert<bool>::decode(v, x)) bad("true or false");
+            a.*member = x;
+          } else if constexpr (std::is_same_v<M, double>) {
+            double x;
+            if (!YAML::convert<double>::decode(v, x)) bad("a number");
+            a.*member = x;
+          } else {
+            long long x;
+            if (!YAML::convert<long long>::decode(v, x)) bad("an integer");
+            if (std::is_same_v<M, int> && (x < INT32_MIN || x > INT32_MAX)) bad("a 32-bit integer");
+            a.*member = static_cast<M>(x);
+          }
         }
       },
       f.member);

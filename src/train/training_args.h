@@ -98,6 +98,9 @@ struct TrainingArguments {
   std::string optimize = "memory";     // memory | speed (tensor-parallel layer layout)
   bool auto_partition = true;
   int default_partition = 0;
+  // Blocks per pipeline stage, e.g. [4, 4] (strata's explicit partition; overrides
+  // auto_partition). Empty: auto_partition decides, or an even split without it.
+  std::vector<int> pipeline_partition;
   int processes_per_host = 0;  // SageMaker's mpi.processes_per_host; 0: whatever the launcher started
   // Activation checkpointing and offloading (HF's gradient_checkpointing; SageMaker's
   // activation_checkpointing / offload_activations set them).

@@ -4,6 +4,7 @@
 //   strata_dist_check timeout         rank 2 arrives late at a collective: rank 0's verdict names it
 //   strata_dist_check timeout-root    rank 0 is the late one: rank 1 gives the verdict
 //   strata_dist_check timeout-recv    rank 0 waits in recv for a rank that never sends
+//   strata_dist_check timeout-irecv   the same through irecv + wait (a pipeline stage's wait)
 //   strata_dist_check early-exit      rank 1 returns from main while the others enter a collective
 //   strata_dist_check die             rank 1 calls exit(1) before a collective
 //   strata_dist_check die-kill        rank 1 kills itself with SIGKILL before a collective
@@ -164,6 +165,30 @@ void check_ring(Communicator& c) {
   expect(ok, "send / recv ring", r);
 }
 
+// Non-blocking messages in both directions of a ring at once, posted receives first in the
+// opposite order of the sends (tags match them), one large enough (64 KiB) not to go out
+// eagerly: every rank posts everything, then waits, so nothing may block in the posting.
+void check_nonblocking_ring(Communicator& c) {
+  const int r = c.rank(), n = c.size();
+  const int next = (r + 1) % n, prev = (r + n - 1) % n;
+  std::vector<int> big(1 << 14), small(25), got_big(big.size(), -1), got_small(small.size(), -1);
+  std::iota(big.begin(), big.end(), r * 1'000'000);
+  std::iota(small.begin(), small.end(), r * 1'000);
+  auto recv_small = c.irecv(got_small.data(), small.size() * sizeof(int), next, 12);
+  auto recv_big = c.irecv(got_big.data(), big.size() * sizeof(int), prev, 11);
+  auto send_big = c.isend(big.data(), big.size() * sizeof(int), next, 11);
+  auto send_small = c.isend(small.data(), small.size() * sizeof(int), prev, 12);
+  recv_big->wait();
+  while (!recv_small->test()) {
+  }
+  send_big->wait();
+  send_small->wait();
+  bool ok = recv_small->test();
+  for (size_t i = 0; i < got_big.size(); ++i) ok &= got_big[i] == prev * 1'000'000 + static_cast<int>(i);
+  for (size_t i = 0; i < got_small.size(); ++i) ok &= got_small[i] == next * 1'000 + static_cast<int>(i);
+  expect(ok, "isend / irecv both ways round a ring", r);
+}
+
 void check_split(Communicator& c) {
   const int r = c.rank(), n = c.size();
   auto group = c.split(r % 2, r);
@@ -191,6 +216,7 @@ int collectives() {
   check_all_gather_bytes(*c);
   check_broadcast(*c);
   check_ring(*c);
+  check_nonblocking_ring(*c);
   check_split(*c);
   strata::dist::check_same_on_all_ranks(*c, "same fingerprint", "configuration");
   c->barrier("end");
@@ -198,7 +224,7 @@ int collectives() {
   const char* max_count = std::getenv("STRATA_DIST_MAX_COUNT");
   if (r == 0)
     std::printf("collectives OK on %d ranks (largest MPI count %s): all_reduce float/double, reduce_scatter, "
-                "all_gather (+ in place), reduce to a root, all_gather_v, all_gather_bytes, broadcast, send/recv ring, split even/odd, "
+                "all_gather (+ in place), reduce to a root, all_gather_v, all_gather_bytes, broadcast, send/recv ring, isend/irecv ring, split even/odd, "
                 "check_same_on_all_ranks, barrier\n",
                 c->size(), max_count ? max_count : "INT_MAX");
   return 0;
@@ -220,6 +246,15 @@ int timeout_recv() {
   c->barrier("warm-up");
   char buf[64];
   if (c->rank() == 0) c->recv(buf, sizeof buf, 1, 7);
+  if (c->rank() == 1) sleep_s(60);
+  return 0;
+}
+
+int timeout_irecv() {
+  auto c = strata::dist::make_mpi_communicator(kTimeoutS);
+  c->barrier("warm-up");
+  char buf[64];
+  if (c->rank() == 0) c->irecv(buf, sizeof buf, 1, 7)->wait();
   if (c->rank() == 1) sleep_s(60);
   return 0;
 }
@@ -277,6 +312,7 @@ int main(int argc, char** argv) {
     if (cmd == "timeout") return timeout(2);
     if (cmd == "timeout-root") return timeout(0);
     if (cmd == "timeout-recv") return timeout_recv();
+    if (cmd == "timeout-irecv") return timeout_irecv();
     if (cmd == "early-exit") return early_exit();
     if (cmd == "die") return die(false);
     if (cmd == "die-kill") return die(true);
@@ -286,7 +322,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: strata_dist_check collectives|timeout|timeout-root|timeout-recv|early-exit|die|die-kill|"
+  std::fprintf(stderr, "usage: strata_dist_check collectives|timeout|timeout-root|timeout-recv|timeout-irecv|early-exit|die|die-kill|"
                        "truncate|mismatch\n");
   return 2;
 }

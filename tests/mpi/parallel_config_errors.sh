@@ -63,9 +63,17 @@ expect_error tensor_over_heads 4 "tensor_parallel_degree 4 does not divide the m
   "$MP {tensor_parallel_degree: 4}}}}"
 expect_error ddp_off 2 "ddp is false, but 2 processes with pipeline 1 x tensor 1 make 2 model replicas" \
   "$MP {ddp: false}}}}"
-expect_error pipeline_not_built 2 "pipeline and tensor parallelism are not implemented yet" \
-  "$MP {partitions: 2, microbatches: 2, pipeline: simple}}}}"
-expect_error tensor_not_built 2 "pipeline and tensor parallelism are not implemented yet" "tensor_parallel_degree: 2"
+expect_error partition_sum 2 "pipeline_partition gives 3 blocks in all, but the model has 2 layers" \
+  "$MP {partitions: 2, pipeline_partition: [1, 2]}}}}"
+expect_error partition_length 2 "pipeline_partition lists 1 stages but pipeline_parallel_degree \(partitions\) is 2" \
+  "$MP {partitions: 2, pipeline_partition: [2]}}}}"
+expect_error partition_empty_stage 2 "pipeline_partition has a stage of 0 blocks" \
+  "pipeline_parallel_degree: 2
+pipeline_partition: [2, 0]"
+expect_error pipeline_microbatches 2 "microbatches \(3\) must divide per_device_train_batch_size \(4\)" \
+  "$MP {partitions: 2, microbatches: 3, pipeline: simple}}}}"
+expect_error unknown_schedule 2 "pipeline is '1f1b'; expected simple" "$MP {partitions: 2, pipeline: 1f1b}}}}"
+expect_error tensor_not_built 2 "tensor parallelism is not implemented yet" "tensor_parallel_degree: 2"
 expect_error unknown_parameter 1 "unknown key distribution.smdistributed.modelparallel.parameters.microbatch; did you mean 'microbatches'\?" \
   "$MP {microbatch: 2}}}}"
 expect_error both_libraries 1 "enables both dataparallel and modelparallel" \
