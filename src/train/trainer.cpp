@@ -284,21 +284,28 @@ void Trainer::report_measured_memory() {
 }
 
 nlohmann::json Trainer::pipeline_summary() {
-  // Every stage's idle fraction, gathered over the pipeline group.
-  std::vector<double> idle(static_cast<size_t>(pipe_->stages()), 0.0);
-  idle[static_cast<size_t>(pipe_->stage())] = pipe_->idle_seconds() / std::max(pipe_->schedule_seconds(), 1e-9);
-  pipeline_->all_reduce_sum(idle.data(), idle.size(), "pipeline bubble");
+  // Every stage's compute and schedule time, gathered over the pipeline group. All stages start
+  // a step together (the previous step's gradient norm is a collective over them), and the
+  // step's pipeline phase lasts as long as the longest stage's schedule: a stage idles for the
+  // rest of it, waiting for its neighbours or, when its last op is done, for the others.
+  const size_t p = static_cast<size_t>(pipe_->stages()), me = static_cast<size_t>(pipe_->stage());
+  std::vector<double> t(2 * p, 0.0);  // busy, schedule per stage
+  t[me] = pipe_->schedule_seconds() - pipe_->idle_seconds();
+  t[p + me] = pipe_->schedule_seconds();
+  pipeline_->all_reduce_sum(t.data(), t.size(), "pipeline bubble");
+  const double span = std::max(*std::max_element(t.begin() + static_cast<std::ptrdiff_t>(p), t.end()), 1e-9);
   double mean = 0;
   std::string per_stage;
-  for (size_t s = 0; s < idle.size(); ++s) {
-    mean += idle[s] / static_cast<double>(idle.size());
-    per_stage += cat(s ? ", " : "", round_sig(idle[s]));
+  for (size_t s = 0; s < p; ++s) {
+    const double idle = 1 - t[s] / span;
+    mean += idle / static_cast<double>(p);
+    per_stage += cat(s ? ", " : "", round_sig(idle));
   }
   const double theory = dist::theoretical_bubble(pipe_->stages(), args_.microbatches);
   if (is_main_process())
-    progress_message(cat("pipeline bubble: stages idle waiting on their neighbours ", round_sig(mean),
-                         " of the schedule (per stage: ", per_stage, "); theory (p-1)/(m+p-1) = (", pipe_->stages(),
-                         "-1)/(", args_.microbatches, "+", pipe_->stages(), "-1) = ", round_sig(theory)));
+    progress_message(cat("pipeline bubble: stages idle ", round_sig(mean), " of the pipeline phase of a step (per stage: ",
+                         per_stage, "); theory (p-1)/(m+p-1) = (", p, "-1)/(", args_.microbatches, "+", p, "-1) = ",
+                         round_sig(theory)));
   return {{"pipeline_bubble_measured", round_sig(mean)}, {"pipeline_bubble_theoretical", round_sig(theory)}};
 }
 
