@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "dist/flat_shards.h"
 #include "models/memory_estimate.h"
@@ -10,7 +12,20 @@
 namespace strata {
 
 namespace {
+
 double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+// Flat ranges [offset, offset + numel) of the parameters that more than one unit reads.
+std::vector<std::pair<size_t, size_t>> shared_ranges(const Model<float>& model) {
+  std::vector<int> readers(model.table().entries().size(), 0);
+  for (int u = 0; u < model.num_units(); ++u)
+    for (size_t e : model.unit_parameters(u)) ++readers[e];
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t e = 0; e < readers.size(); ++e)
+    if (readers[e] > 1) out.emplace_back(model.table().entries()[e].offset, model.table().entries()[e].numel);
+  return out;
+}
+
 }  // namespace
 
 RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp, int zero_stage, double bucket_cap_mb,
@@ -29,15 +44,27 @@ RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp,
   p.gradients = p.gradients_peak = whole.gradients;
   if (sharded && zero_stage == 2) {
     const auto bucket = static_cast<size_t>(bucket_cap_mb * 1024 * 1024);
+    const dist::FlatShards shards(n, dp);
+    const auto shared = shared_ranges(model);
     p.gradients = slice;
-    p.gradients_peak = std::min(whole.gradients, slice + 2 * bucket);
+    p.gradients_peak = 0;
+    for (int r = 0; r < dp; ++r) {
+      size_t early = 0;  // shared parameters' values outside rank r's slice
+      for (const auto& [off, numel] : shared) {
+        const size_t lo = std::max(off, shards.begin(r)), hi = std::min(off + numel, shards.end(r));
+        early += numel - (lo < hi ? hi - lo : 0);
+      }
+      const size_t mine = shards.size(r) * sizeof(float), others = whole.gradients - mine;
+      p.gradients_peak = std::max(p.gradients_peak, mine + std::min(others, early * sizeof(float) + 2 * bucket));
+    }
   }
+  p.optimizer_states = optimizer_states;
   return p;
 }
 
 std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
-  std::string out = cat("memory plan per rank (fp32; data parallel ", p.dp, ", ZeRO stage ", p.zero_stage,
-                        "; batch ", B, " x seq ", T, " per rank):\n");
+  std::string out = cat("memory plan per rank (fp32, ", p.optimizer_states == 2 ? "AdamW" : "SGD", "; data parallel ",
+                        p.dp, ", ZeRO stage ", p.zero_stage, "; batch ", B, " x seq ", T, " per rank):\n");
   char line[160];
   auto row = [&](const char* what, size_t bytes, const char* note) {
     std::snprintf(line, sizeof line, "  %-17s %10.1f MiB%s\n", what, mib(bytes), note);
