@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dist/flat_shards.h"
+#include "dist/gradient_reducer.h"
 #include "models/memory_estimate.h"
 #include "util/error.h"
 
@@ -15,15 +16,35 @@ namespace {
 
 double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
+// How many units read each table entry.
+std::vector<int> readers(const Model<float>& model) {
+  std::vector<int> r(model.table().entries().size(), 0);
+  for (int u = 0; u < model.num_units(); ++u)
+    for (size_t e : model.unit_parameters(u)) ++r[e];
+  return r;
+}
+
 // Flat ranges [offset, offset + numel) of the parameters that more than one unit reads.
 std::vector<std::pair<size_t, size_t>> shared_ranges(const Model<float>& model) {
-  std::vector<int> readers(model.table().entries().size(), 0);
-  for (int u = 0; u < model.num_units(); ++u)
-    for (size_t e : model.unit_parameters(u)) ++readers[e];
+  const std::vector<int> r = readers(model);
   std::vector<std::pair<size_t, size_t>> out;
-  for (size_t e = 0; e < readers.size(); ++e)
-    if (readers[e] > 1) out.emplace_back(model.table().entries()[e].offset, model.table().entries()[e].numel);
+  for (size_t e = 0; e < r.size(); ++e)
+    if (r[e] > 1) out.emplace_back(model.table().entries()[e].offset, model.table().entries()[e].numel);
   return out;
+}
+
+// The most values of unshared parameters one unit reads: what one unit's backward writes
+// before it reports them final (shared ones are counted apart).
+size_t largest_unit(const Model<float>& model) {
+  const std::vector<int> r = readers(model);
+  size_t most = 0;
+  for (int u = 0; u < model.num_units(); ++u) {
+    size_t n = 0;
+    for (size_t e : model.unit_parameters(u))
+      if (r[e] == 1) n += model.table().entries()[e].numel;
+    most = std::max(most, n);
+  }
+  return most;
 }
 
 }  // namespace
@@ -46,6 +67,9 @@ RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp,
     const auto bucket = static_cast<size_t>(bucket_cap_mb * 1024 * 1024);
     const dist::FlatShards shards(n, dp);
     const auto shared = shared_ranges(model);
+    // In flight on top of the shared parameters: the buckets the reducer lets wait, and the
+    // unit backward is writing.
+    const size_t in_flight = dist::GradientReducer::kMaxInFlight * bucket + largest_unit(model) * sizeof(float);
     p.gradients = slice;
     p.gradients_peak = 0;
     for (int r = 0; r < dp; ++r) {
@@ -55,7 +79,7 @@ RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp,
         early += numel - (lo < hi ? hi - lo : 0);
       }
       const size_t mine = shards.size(r) * sizeof(float), others = whole.gradients - mine;
-      p.gradients_peak = std::max(p.gradients_peak, mine + std::min(others, early * sizeof(float) + 2 * bucket));
+      p.gradients_peak = std::max(p.gradients_peak, mine + std::min(others, early * sizeof(float) + in_flight));
     }
   }
   p.optimizer_states = optimizer_states;

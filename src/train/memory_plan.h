@@ -3,10 +3,11 @@
 // The plan is models/memory_estimate.h's count with ZeRO's slicing applied: at stage 1 and 2
 // the optimizer state covers this rank's slice only; at stage 2 the gradients too, between
 // reductions. During backward a ZeRO-2 rank also holds the gradients of other slices that
-// backward has written and the communication thread has not yet reduced: planned as two
-// buckets in flight, plus every parameter that more than one layer unit reads (a tied
-// embedding, ALBERT's shared block), whose gradient is written by the last unit and final only
-// after the first. Communication slower than backward leaves more buckets in flight.
+// backward has written and the communication thread has not yet reduced: at most
+// GradientReducer::kMaxInFlight buckets (backward waits beyond that) plus the unit backward is
+// writing, and every parameter that more than one layer unit reads (a tied embedding,
+// ALBERT's shared block), whose gradient is written by the last unit and final only after the
+// first.
 #pragma once
 #include <cstddef>
 #include <string>

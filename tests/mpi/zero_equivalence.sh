@@ -102,7 +102,7 @@ for n in 2 3 4; do
   job "z2_dp$n" "$n" $((12 / n)) "$ZERO2"
   run "z2_dp$n" "$n"
 done
-grep -q "memory plan per rank (fp32; data parallel 3, ZeRO stage 2" "$WORK/z2_dp3.log" \
+grep -q "memory plan per rank (fp32, AdamW; data parallel 3, ZeRO stage 2" "$WORK/z2_dp3.log" \
   || { echo "FAILED: no memory plan in the log"; exit 1; }
 grep -q "memory measured, rank 2: peak RSS" "$WORK/z2_dp3.log" || { echo "FAILED: no measured memory"; exit 1; }
 grep -q "parallel layout: 3 processes = data 3 x pipeline 1 x tensor 1" "$WORK/z1_dp3.log" \
