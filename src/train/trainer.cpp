@@ -7,11 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 
 #include "io/files.h"
-#include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
 #include "tensor/resident_memory.h"
