@@ -203,12 +203,15 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
   const bool main = world.rank() == 0;
   dist::Communicator& comm = *groups.data;
   Job job = set_up(a, mode, world, comm, layout);
-  if (main && mode == Mode::Train)
-    std::printf("%s", format_memory_plan(plan_rank_memory(*job.model, a.per_device_train_batch_size, a.max_seq_length,
-                                                          comm.size(), a.sharding_stage(), a.ddp_bucket_cap_mb,
-                                                          a.optim == "sgd" ? 1 : 2),
-                                         a.per_device_train_batch_size, a.max_seq_length)
+  if (main && mode == Mode::Train) {
+    // The longest sequence a batch can have: grouped texts' blocks, else max_seq_length.
+    const int T = a.block_size > 0 && !a.line_by_line ? a.block_size : a.max_seq_length;
+    const int B = a.per_device_train_batch_size;
+    std::printf("%s", format_memory_plan(plan_rank_memory(*job.model, B, T, comm.size(), a.sharding_stage(),
+                                                          a.ddp_bucket_cap_mb, a.optim == "sgd" ? 1 : 2),
+                                         B, T)
                           .c_str());
+  }
   if (main) fs::create_directories(a.output_dir);
   world.barrier("output directory ready");
   auto train_data = mode == Mode::Train ? loader(job, job.data.train, true) : nullptr;

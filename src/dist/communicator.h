@@ -65,6 +65,10 @@ class Communicator {
   virtual std::unique_ptr<Request> isend(const void* data, size_t bytes, int peer, int tag) = 0;
   virtual std::unique_ptr<Request> irecv(void* data, size_t bytes, int peer, int tag) = 0;
   virtual void barrier(const char* what) = 0;
+  // A barrier in which a waiting rank sleeps between polls instead of spinning in MPI: for
+  // ranks that reach a point at very different times (pipeline stages at the end of a step),
+  // where a busy wait would take a core from ranks still computing on the same host.
+  virtual void quiet_barrier(const char* what) = 0;
   // A sub-group of the ranks passing the same color, ordered by key (MPI_Comm_split).
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
   // Stops every process of the job now, with exit code `code` (after printing `why`).

@@ -60,7 +60,14 @@ void GradientReducer::launch_up_to(size_t offset) {
   if (any) cv_.notify_all();
 }
 
-void GradientReducer::grads_final_from(size_t offset) { launch_up_to(offset); }
+void GradientReducer::grads_final_from(size_t offset) {
+  launch_up_to(offset);
+  if (!release_others_) return;
+  const auto t0 = Clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return next_launch_ - done_ <= kMaxInFlight; });
+  wait_seconds_ += since(t0);
+}
 
 double GradientReducer::finish_step() {
   const auto t0 = Clock::now();

@@ -9,7 +9,10 @@
 // of all-reduced: afterwards a rank's own slice holds the sum, the rest only its local
 // gradients. ZeRO-2 (`release_others`) then zeroes every bucket a rank does not own and gives
 // its pages back to the OS, so between reductions a rank holds its slice plus the buckets
-// that backward has written and the communication thread not yet reduced.
+// that backward has written and the communication thread not yet reduced. To bound those,
+// ZeRO-2 also holds backward back (in grads_final_from) while more than kMaxInFlight buckets
+// wait for the communication thread: when communication is the slower side the step takes
+// as long either way, and the gradients of a slow link no longer pile up.
 #pragma once
 #include <condition_variable>
 #include <cstddef>
@@ -34,8 +37,11 @@ class GradientReducer {
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
+  static constexpr size_t kMaxInFlight = 2;  // buckets, with release_others
+
   void begin_step();
-  // Backward hook: every gradient at flat offset >= `offset` is final.
+  // Backward hook: every gradient at flat offset >= `offset` is final. With release_others it
+  // returns once at most kMaxInFlight buckets are launched and not yet reduced.
   void grads_final_from(size_t offset);
   // Launches the buckets not launched yet, waits for all: the buffer (with ZeRO: this rank's
   // slice of it) then holds the sum over ranks. Returns the seconds the caller spent waiting
@@ -44,7 +50,8 @@ class GradientReducer {
 
   size_t num_buckets() const { return buckets_.size(); }
   double comm_seconds() const { return comm_seconds_; }  // time inside all-reduce, all steps so far
-  double wait_seconds() const { return wait_seconds_; }  // time finish_step waited, all steps so far
+  // time finish_step (and the ZeRO-2 hook) waited, all steps so far
+  double wait_seconds() const { return wait_seconds_; }
 
  private:
   struct Bucket {

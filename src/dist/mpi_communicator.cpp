@@ -36,6 +36,17 @@ class Scope {
   Tracker& t_;
 };
 
+// Waits until `done()` (which polls MPI) is true. Polls rather than blocking in MPI: a rank
+// waiting out a pipeline bubble would otherwise spin a core that another rank on the host
+// computes with. After a short spin it sleeps between polls (20 us, small against a stage's
+// compute).
+template <typename Done>
+void poll_until(Done done) {
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+  while (!done())
+    if (std::chrono::steady_clock::now() > spin_until) std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+
 // One isend / irecv: its MPI requests (one per chunk of max_count() bytes) and what the
 // watchdog calls it while the caller waits.
 class MpiRequest final : public Request {
@@ -52,15 +63,10 @@ class MpiRequest final : public Request {
     return poll();
   }
 
-  // Polls rather than blocking in MPI_Waitall: a stage waiting out a pipeline bubble would
-  // otherwise spin a core that another rank on the host computes with. After a short spin it
-  // sleeps between polls (20 us, small against a stage's compute).
   void wait() override {
     if (done_) return;
     Scope scope(tracker_, op_, nullptr);
-    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-    while (!poll())
-      if (std::chrono::steady_clock::now() > spin_until) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    poll_until([this] { return poll(); });
   }
 
  private:
@@ -228,6 +234,17 @@ class MpiCommunicator final : public Communicator {
   void barrier(const char* what) override {
     Scope scope(*tracker_, {"barrier"}, what);
     call(MPI_Barrier(comm_));
+  }
+
+  void quiet_barrier(const char* what) override {
+    Scope scope(*tracker_, {"barrier"}, what);
+    MPI_Request r = MPI_REQUEST_NULL;
+    call(MPI_Ibarrier(comm_, &r));
+    poll_until([&] {
+      int flag = 0;
+      call(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+      return flag != 0;
+    });
   }
 
   std::unique_ptr<Communicator> split(int color, int key) override {

@@ -34,6 +34,7 @@ class SingleProcess final : public Communicator {
     fail("irecv from rank ", peer, " in a single-process run");
   }
   void barrier(const char*) override {}
+  void quiet_barrier(const char*) override {}
   std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<SingleProcess>(); }
   [[noreturn]] void abort(const std::string& why, int code) override {
     std::fprintf(stderr, "%s\n", why.c_str());

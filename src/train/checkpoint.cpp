@@ -6,11 +6,9 @@
 #include <filesystem>
 
 #include "io/files.h"
-#include "io/safetensors.h"
 #include "models/pretrained.h"
 #include "train/optimizer_files.h"
 #include "util/error.h"
-#include "util/shape_str.h"
 
 namespace strata {
 

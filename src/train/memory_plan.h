@@ -2,9 +2,12 @@
 // will hold, before any work) and the measurement (what was resident, at the end of a job).
 // The plan is models/memory_estimate.h's count with ZeRO's slicing applied: at stage 1 and 2
 // the optimizer state covers this rank's slice only; at stage 2 the gradients too, between
-// reductions, plus the buckets backward has written and the communication thread has not yet
-// reduced (planned as two buckets; a tied embedding whose gradient is written early in
-// backward stays resident until its bucket is reduced, which the plan does not count).
+// reductions. During backward a ZeRO-2 rank also holds the gradients of other slices that
+// backward has written and the communication thread has not yet reduced: at most
+// GradientReducer::kMaxInFlight buckets (backward waits beyond that) plus the unit backward is
+// writing, and every parameter that more than one layer unit reads (a tied embedding,
+// ALBERT's shared block), whose gradient is written by the last unit and final only after the
+// first.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -14,17 +17,17 @@
 namespace strata {
 
 struct RankMemoryPlan {
-  int dp = 1, zero_stage = 0;
+  int dp = 1, zero_stage = 0, optimizer_states = 2;
   size_t parameters = 0;
-  size_t gradients = 0;       // resident between steps
-  size_t gradients_peak = 0;  // during backward
+  size_t gradients = 0;       // resident between steps (the rank with the largest slice)
+  size_t gradients_peak = 0;  // during backward (the rank where it is largest)
   size_t optimizer_state = 0;
   size_t activations = 0, scratch = 0;
   size_t total() const { return parameters + gradients_peak + optimizer_state + activations + scratch; }
 };
 
-// The rank with the largest slice (rank 0), batch B x T per rank. optimizer_states: 2 for
-// AdamW (exp_avg, exp_avg_sq), 1 for SGD (momentum).
+// Batch B x T per rank. optimizer_states: 2 for AdamW (exp_avg, exp_avg_sq), 1 for SGD
+// (momentum). Slices differ by rank only at the end of the buffer: the plan is the largest.
 RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp, int zero_stage,
                                 double bucket_cap_mb, int optimizer_states);
 

@@ -66,11 +66,11 @@ size_t PipelineStep::boundary_values(const Batch& b) const {
   return static_cast<size_t>(b.B) * b.T * static_cast<size_t>(model_.hidden_width());
 }
 
-void PipelineStep::wait(std::unique_ptr<dist::Request>& r) {
+void PipelineStep::wait(std::unique_ptr<dist::Request>& r, double& idle) {
   if (!r) return;
   const auto t0 = Clock::now();
   r->wait();
-  idle_s_ += seconds_since(t0);
+  idle += seconds_since(t0);
   r.reset();
 }
 
@@ -120,11 +120,11 @@ double PipelineStep::run(const Batch& batch, int first, int total, double norm,
     Slot& s = slot_of(j);
     if (op.kind == dist::PipeOp::Forward) {
       // The slot's previous micro-batch may still be sending what it computed.
-      wait(s.send_act);
-      wait(s.send_grad);
+      wait(s.send_act, idle_s_);
+      wait(s.send_grad, idle_s_);
       const float* out = nullptr;
       if (b.B > 0) {
-        wait(s.recv_act);
+        wait(s.recv_act, idle_s_);
         out = model_.forward(b, dropout(k), units, is_first() ? nullptr : s.act_in.data(), *s.state);
       }
       post_activation_recv(micro, j + slots);  // into the buffer forward has just read
@@ -141,7 +141,7 @@ double PipelineStep::run(const Batch& batch, int first, int total, double norm,
     if (k == total - 1 && exchange_shared) add_shared_gradients();
     dp.begin_micro(k, total);
     if (b.B > 0) {
-      wait(s.recv_grad);
+      wait(s.recv_grad, idle_s_);
       const float* d_in = model_.backward(b, dropout(k), backward_units, is_last() ? nullptr : s.grad_in.data(),
                                           *s.state, dp.hook(k, total));
       if (!is_first() && !head_only_)
@@ -157,19 +157,26 @@ double PipelineStep::run(const Batch& batch, int first, int total, double norm,
       dp.begin_micro(first + j, total);
       dp.end_micro(first + j, total);
     }
-  if (final_batch) wait_all_sends();
+  // The step's end: every stage waits (asleep) for the others, so that the collectives that
+  // follow find them all there; on a host whose cores the ranks share, ranks spinning in those
+  // would slow the stages still computing.
+  if (final_batch) settle(idle_s_);
   schedule_s_ += seconds_since(t0) - reduce_s;
   return loss;
 }
 
-void PipelineStep::wait_all_sends() {
+void PipelineStep::settle(double& idle) {
   for (auto& s : slots_)
     if (s) {
-      wait(s->send_act);
-      wait(s->send_grad);
+      wait(s->send_act, idle);
+      wait(s->send_grad, idle);
     }
-  for (auto& r : shared_sends_) wait(r);
+  for (auto& r : shared_sends_) wait(r, idle);
   shared_sends_.clear();
+  if (!comm_) return;
+  const auto t0 = Clock::now();
+  comm_->quiet_barrier("pipeline stages done");
+  idle += seconds_since(t0);
 }
 
 void PipelineStep::post_shared_gradient_recvs() {
@@ -192,7 +199,7 @@ void PipelineStep::add_shared_gradients() {
     const ParamEntry& p = model_.table().entries()[sh.entry];
     float* g = model_.grads().data() + p.offset;
     for (size_t b = 0; b < sh.borrowers.size(); ++b, ++k) {
-      wait(shared_recvs_[k]);
+      wait(shared_recvs_[k], idle_s_);
       kernels::add(g, shared_in_[k].data(), g, p.numel);
       // Received once per step: its pages go back to the OS until the next.
       zero_and_release(shared_in_[k].data(), p.numel * sizeof(float));
@@ -234,12 +241,13 @@ ModelState* PipelineStep::infer(const Batch& b) {
     slot->state = model_.new_state();
   }
   Slot& s = *slot;
-  wait(s.send_act);
+  double idle = 0;  // evaluation is not part of the training bubble
+  wait(s.send_act, idle);
   if (b.B == 0) return is_last() ? s.state.get() : nullptr;
   if (!is_first()) {
     s.act_in.resize(boundary_values(b));
     s.recv_act = comm_->irecv(s.act_in.data(), s.act_in.size() * sizeof(float), stage_ - 1, activation_tag(0));
-    wait(s.recv_act);
+    wait(s.recv_act, idle);
   }
   const float* out = model_.forward(b, nn::DropoutCtx{false, 0}, layout_.units(stage_),
                                     is_first() ? nullptr : s.act_in.data(), *s.state);
@@ -248,7 +256,10 @@ ModelState* PipelineStep::infer(const Batch& b) {
   return nullptr;
 }
 
-void PipelineStep::finish_infer() { wait_all_sends(); }
+void PipelineStep::finish_infer() {
+  double idle = 0;  // evaluation is not part of the training bubble
+  settle(idle);
+}
 
 void PipelineStep::release_other_stages() {
   if (stages() == 1) return;

@@ -57,7 +57,7 @@ class PipelineStep {
   // sends its output on and goes on with the next batch while it travels. On the last stage
   // returns the state to read the head outputs and loss from; null on the others.
   ModelState* infer(const Batch& b);
-  void finish_infer();  // waits for the last outputs sent
+  void finish_infer();  // waits for the last outputs sent and for the other stages
 
   // Gives the pages of parameters and gradients this stage neither owns nor borrows back to
   // the OS (after something wrote the whole model: a load).
@@ -77,11 +77,11 @@ class PipelineStep {
   size_t boundary_values(const Batch& b) const;  // one activation message, in floats
   void post_activation_recv(const std::vector<Batch>& micro, int j);
   void post_gradient_recv(const std::vector<Batch>& micro, int j);
-  void wait(std::unique_ptr<dist::Request>& r);  // counts the time as idle
+  void wait(std::unique_ptr<dist::Request>& r, double& idle);  // adds the time waited to idle
   void post_shared_gradient_recvs();
   void add_shared_gradients();
   void send_shared_gradients();
-  void wait_all_sends();
+  void settle(double& idle);  // waits for every send, then for the other stages
 
   Model<float>& model_;
   const PipelineStages& layout_;

@@ -7,11 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 
 #include "io/files.h"
-#include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
 #include "tensor/resident_memory.h"
@@ -35,10 +33,6 @@ uint64_t dropout_seed(uint64_t seed, int64_t step, int micro) {
 }
 
 double round_sig(double v) { return std::round(v * 1e4) / 1e4; }
-
-}  // namespace
-
-namespace {
 
 dist::Communicator* group_or_null(dist::Communicator* c) { return c && c->size() > 1 ? c : nullptr; }
 

@@ -102,7 +102,7 @@ for n in 2 3 4; do
   job "z2_dp$n" "$n" $((12 / n)) "$ZERO2"
   run "z2_dp$n" "$n"
 done
-grep -q "memory plan per rank (fp32; data parallel 3, ZeRO stage 2" "$WORK/z2_dp3.log" \
+grep -q "memory plan per rank (fp32, AdamW; data parallel 3, ZeRO stage 2" "$WORK/z2_dp3.log" \
   || { echo "FAILED: no memory plan in the log"; exit 1; }
 grep -q "memory measured, rank 2: peak RSS" "$WORK/z2_dp3.log" || { echo "FAILED: no measured memory"; exit 1; }
 grep -q "parallel layout: 3 processes = data 3 x pipeline 1 x tensor 1" "$WORK/z1_dp3.log" \
@@ -128,24 +128,15 @@ resume r_single 1 12 "$WORK/save_z1_dp2/checkpoint-3" ""
 resume r_z2_dp3 3 4 "$WORK/save_single/checkpoint-3" "$ZERO2"
 grep -q "resumed from .*checkpoint-3 at step 3" "$WORK/r_z1_dp4.log" || { echo "FAILED: r_z1_dp4 did not resume"; exit 1; }
 
-python3 - "$WORK" <<'PY'
-import json, os, struct, sys
+PYTHONPATH="$(dirname "$0")" python3 - "$WORK" <<'PY'
+import json, os, sys
+from safetensors_f32 import metadata, read as tensors
 work = sys.argv[1]
 def log(name):
     rows = [json.loads(l) for l in open(f"{work}/{name}/trainer_log.jsonl")]
     return [(r["loss"], r["grad_norm"]) for r in rows if "loss" in r]
-def tensors(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    h = json.loads(b[8:8 + n]); data = b[8 + n:]
-    out = {}
-    for k, v in h.items():
-        if k == "__metadata__": continue
-        s, e = v["data_offsets"]
-        out[k] = struct.unpack(f"<{(e - s) // 4}f", data[s:e])
-    return out, h.get("__metadata__", {})
 ref_log = log("single")
-ref_w, _ = tensors(f"{work}/single/model.safetensors")
+ref_w = tensors(f"{work}/single/model.safetensors")
 scale = max(abs(x) for t in ref_w.values() for x in t)
 ok = True
 # fp32 tolerances: losses are logged to 4 decimals; parameters differ by the order of the
@@ -153,7 +144,7 @@ ok = True
 # parallelism does.
 for name in ("z1_dp2", "z1_dp3", "z1_dp4", "z2_dp2", "z2_dp3", "z2_dp4", "r_z1_dp4", "r_single", "r_z2_dp3"):
     got = log(name)
-    w, _ = tensors(f"{work}/{name}/model.safetensors")
+    w = tensors(f"{work}/{name}/model.safetensors")
     dl = max(abs(a[0] - b[0]) for a, b in zip(got, ref_log))
     dn = max(abs(a[1] - b[1]) for a, b in zip(got, ref_log))
     dw = max(abs(a - b) for k in ref_w for a, b in zip(w[k], ref_w[k])) / scale
@@ -169,14 +160,16 @@ layout = json.load(open(f"{ck}/optimizer_layout.json"))
 files = sorted(f for f in os.listdir(ck) if f.startswith("optimizer-"))
 total = layout["flat_size"]
 covered = sum(s["end"] - s["begin"] for s in layout["shards"])
-exp_avg = [tensors(f"{ck}/{s['file']}")[0]["exp_avg"] for s in layout["shards"]]
+exp_avg = [tensors(f"{ck}/{s['file']}")["exp_avg"] for s in layout["shards"]]
 good = (files == ["optimizer-00001-of-00002.safetensors", "optimizer-00002-of-00002.safetensors"]
         and layout["zero_stage"] == 1 and layout["data_parallel_degree"] == 2 and covered == total
         and layout["padding"] == 2 * layout["shard_size"] - total and layout["step"] == 3
         and sum(len(x) for x in exp_avg) == total and os.path.exists(f"{ck}/model.safetensors")
-        and not os.path.exists(f"{ck}/optimizer.safetensors"))
+        and not os.path.exists(f"{ck}/optimizer.safetensors")
+        and all(metadata(f"{ck}/{s['file']}")["begin"] == str(s["begin"]) and
+                metadata(f"{ck}/{s['file']}")["end"] == str(s["end"]) for s in layout["shards"]))
 # The slices put together equal the unsharded run's state at the same step.
-full, _ = tensors(f"{work}/save_single/checkpoint-3/optimizer.safetensors")
+full = tensors(f"{work}/save_single/checkpoint-3/optimizer.safetensors")
 flat = [x for part in exp_avg for x in part]
 ref_flat = [0.0] * total
 for p in layout["parameters"]:
