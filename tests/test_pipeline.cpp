@@ -16,6 +16,7 @@
 #include "models/config.h"
 #include "models/registry.h"
 #include "test_util_fs.h"
+#include "train/memory_plan.h"
 #include "train/micro_batches.h"
 #include "train/pipeline_partition.h"
 #include "train/pipeline_stages.h"
@@ -263,6 +264,38 @@ TEST(PipelineStages, BertDecoderTiesAndAlbertSharedLayers) {
   std::sort(owners.begin(), owners.end());
   owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
   EXPECT_EQ(owners, (std::vector<int>{0, 2}));
+}
+
+// The stages' plans add up to the whole model's: parameters (each counted once, plus the
+// borrowed copies), optimizer state, and one micro-batch's activations (the embeddings' output
+// on the first stage, the logits on the last).
+TEST(PipelineMemoryPlan, StagesAddUpToTheWholeModel) {
+  for (const char* fixture : {"gpt2-causal-lm", "bert-masked-lm", "albert-masked-lm"}) {
+    SCOPED_TRACE(fixture);
+    auto m = model_from_fixture(fixture, 4);
+    const PipelineStages st(*m, {1, 2, 1});
+    const int rows = 3, T = 16;
+    const RankMemoryPlan whole = plan_rank_memory(*m, rows, T, 1, 0, 25, 2);
+    size_t params = 0, optimizer = 0, activations = 0, borrowed_all = 0;
+    for (int s = 0; s < 3; ++s) {
+      StageShare share;
+      share.stage = s;
+      share.stages = 3;
+      share.owned = st.end(s) - st.begin(s);
+      for (size_t e : st.borrowed(s)) share.borrowed += m->table().entries()[e].numel;
+      share.blocks = st.blocks(s);
+      share.micro_rows = rows;
+      const RankMemoryPlan p = plan_stage_memory(*m, share, T, 1, 0, 25, 2);
+      EXPECT_EQ(p.parameters, (share.owned + share.borrowed) * sizeof(float));
+      params += p.parameters;
+      borrowed_all += share.borrowed * sizeof(float);
+      optimizer += p.optimizer_state;
+      activations += p.activations;
+    }
+    EXPECT_EQ(params - borrowed_all, whole.parameters);
+    EXPECT_EQ(optimizer, whole.optimizer_state);
+    EXPECT_EQ(activations, whole.activations);
+  }
 }
 
 TEST(PipelinePartition, AutoPartitionGivesTheLastStageFewerBlocksWhenTheHeadIsHeavy) {

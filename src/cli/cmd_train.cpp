@@ -198,20 +198,37 @@ int run(int argc, char** argv, Mode mode, const char* name) {
   }
 }
 
+// What each rank will hold: one plan, or one per pipeline stage.
+void print_memory_plan(const TrainingArguments& a, Trainer& trainer, int dp) {
+  const int T = a.sequence_length();
+  const int B = a.per_device_train_batch_size, states = a.optim == "sgd" ? 1 : 2;
+  const Model<float>& model = trainer.model();
+  const PipelineStep& pipe = trainer.pipeline();
+  if (pipe.stages() == 1) {
+    std::printf("%s", format_memory_plan(plan_rank_memory(model, B, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb,
+                                                          states), B, T).c_str());
+    return;
+  }
+  const PipelineStages& layout = pipe.layout();
+  for (int s = 0; s < pipe.stages(); ++s) {
+    StageShare share;
+    share.stage = s;
+    share.stages = pipe.stages();
+    share.owned = layout.end(s) - layout.begin(s);
+    for (size_t e : layout.borrowed(s)) share.borrowed += model.table().entries()[e].numel;
+    share.blocks = layout.blocks(s);
+    share.in_flight = dist::max_in_flight(dist::parse_pipeline_kind(a.pipeline), pipe.stages(), s, a.microbatches);
+    share.micro_rows = (B + a.microbatches - 1) / a.microbatches;
+    std::printf("%s", format_memory_plan(plan_stage_memory(model, share, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb,
+                                                           states), B, T).c_str());
+  }
+}
+
 int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, const dist::ProcessGroups& groups,
             const dist::Layout& layout) {
   const bool main = world.rank() == 0;
   dist::Communicator& comm = *groups.data;
   Job job = set_up(a, mode, world, comm, layout);
-  if (main && mode == Mode::Train) {
-    // The longest sequence a batch can have: grouped texts' blocks, else max_seq_length.
-    const int T = a.block_size > 0 && !a.line_by_line ? a.block_size : a.max_seq_length;
-    const int B = a.per_device_train_batch_size;
-    std::printf("%s", format_memory_plan(plan_rank_memory(*job.model, B, T, comm.size(), a.sharding_stage(),
-                                                          a.ddp_bucket_cap_mb, a.optim == "sgd" ? 1 : 2),
-                                         B, T)
-                          .c_str());
-  }
   if (main) fs::create_directories(a.output_dir);
   world.barrier("output directory ready");
   auto train_data = mode == Mode::Train ? loader(job, job.data.train, true) : nullptr;
@@ -219,6 +236,7 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
   auto test_data = loader(job, job.data.test, false);
   const EvalTask* eval_task = job.data.validation.eval.get();
   Trainer trainer(a, std::move(job.model), a.tokenizer_name, {&world, &comm, groups.pipeline.get()});
+  if (main && mode == Mode::Train) print_memory_plan(a, trainer, comm.size());
 
   // Results are the same on every rank (outputs are gathered); rank 0 writes them.
   nlohmann::json all = nlohmann::json::object();

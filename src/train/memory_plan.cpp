@@ -8,6 +8,7 @@
 #include "dist/flat_shards.h"
 #include "dist/gradient_reducer.h"
 #include "models/memory_estimate.h"
+#include "models/registry.h"
 #include "util/error.h"
 
 namespace strata {
@@ -86,9 +87,53 @@ RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp,
   return p;
 }
 
+RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s, int T, int dp, int zero_stage,
+                                 double bucket_cap_mb, int optimizer_states) {
+  const MemoryEstimate micro = estimate_training_memory(model, s.micro_rows, T, sizeof(float), optimizer_states);
+  const size_t slice = dist::FlatShards(s.owned, dp).size(0) * sizeof(float);
+  const bool sharded = dp > 1 && zero_stage > 0;
+  RankMemoryPlan p;
+  p.dp = dp;
+  p.zero_stage = zero_stage;
+  p.optimizer_states = optimizer_states;
+  p.stage = s.stage;
+  p.stages = s.stages;
+  p.in_flight = s.in_flight;
+  p.micro_rows = s.micro_rows;
+  const size_t owned = s.owned * sizeof(float), borrowed = s.borrowed * sizeof(float);
+  p.parameters = owned + borrowed;
+  p.optimizer_state = (sharded ? slice : owned) * static_cast<size_t>(optimizer_states);
+  p.gradients = p.gradients_peak = owned + borrowed;
+  if (sharded && zero_stage == 2) {  // the slice, and in backward the buckets the reducer lets wait
+    const auto bucket = static_cast<size_t>(bucket_cap_mb * 1024 * 1024);
+    p.gradients = slice + borrowed;
+    p.gradients_peak = std::min(owned, slice + dist::GradientReducer::kMaxInFlight * bucket) + borrowed;
+  }
+  // One micro-batch's saved values per block, and outside the blocks: the model's count against
+  // that of the same model with twice the blocks (its parameters are never touched, so never
+  // allocated). Outside the blocks, the embeddings' output (N x hidden) is the first stage's,
+  // the rest (final norm, logits, ...) the last stage's.
+  ModelConfig doubled = model.config();
+  doubled.num_layers *= 2;
+  const auto L = static_cast<size_t>(model.num_blocks());
+  const size_t all = model.activation_values(s.micro_rows, T);
+  const size_t per_block = (make_model<float>(doubled)->activation_values(s.micro_rows, T) - all) / L;
+  const size_t outside = all - L * per_block;
+  const size_t embedded = std::min(outside, static_cast<size_t>(s.micro_rows) * T * model.hidden_width());
+  const size_t values = per_block * static_cast<size_t>(s.blocks) + (s.stage == 0 ? embedded : 0) +
+                        (s.stage == s.stages - 1 ? outside - embedded : 0);
+  p.activations = values * sizeof(float) * static_cast<size_t>(s.in_flight);
+  p.scratch = micro.scratch * static_cast<size_t>(s.in_flight);
+  return p;
+}
+
 std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
   std::string out = cat("memory plan per rank (fp32, ", p.optimizer_states == 2 ? "AdamW" : "SGD", "; data parallel ",
-                        p.dp, ", ZeRO stage ", p.zero_stage, "; batch ", B, " x seq ", T, " per rank):\n");
+                        p.dp, ", ZeRO stage ", p.zero_stage, "; batch ", B, " x seq ", T, " per rank",
+                        p.stage >= 0 ? cat("; pipeline stage ", p.stage, " of ", p.stages, ", up to ", p.in_flight,
+                                           " micro-batches of ", p.micro_rows, " rows in flight")
+                                     : std::string(),
+                        "):\n");
   char line[160];
   auto row = [&](const char* what, size_t bytes, const char* note) {
     std::snprintf(line, sizeof line, "  %-17s %10.1f MiB%s\n", what, mib(bytes), note);

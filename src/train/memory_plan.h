@@ -18,6 +18,7 @@ namespace strata {
 
 struct RankMemoryPlan {
   int dp = 1, zero_stage = 0, optimizer_states = 2;
+  int stage = -1, stages = 1, in_flight = 1, micro_rows = 0;  // under pipeline parallelism
   size_t parameters = 0;
   size_t gradients = 0;       // resident between steps (the rank with the largest slice)
   size_t gradients_peak = 0;  // during backward (the rank where it is largest)
@@ -30,6 +31,22 @@ struct RankMemoryPlan {
 // (momentum). Slices differ by rank only at the end of the buffer: the plan is the largest.
 RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp, int zero_stage,
                                 double bucket_cap_mb, int optimizer_states);
+
+// Under pipeline parallelism, a rank of one stage (the data-parallel rank with the largest
+// slice): parameters and gradients of the window the stage owns plus the shared parameters it
+// borrows (pipeline_stages.h), optimizer state of its window (its slice with ZeRO), and the
+// saved activations and backward scratch of the micro-batches in flight (each has its own
+// state): its blocks' share, the embeddings' output on the first stage, the head's (logits,
+// ...) on the last.
+struct StageShare {
+  int stage = 0, stages = 1;
+  size_t owned = 0, borrowed = 0;  // values of the flat buffers
+  int blocks = 0;                  // the stage's blocks
+  int in_flight = 1;               // micro-batches whose state the stage keeps at once
+  int micro_rows = 0;              // rows of one micro-batch
+};
+RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s, int T, int dp, int zero_stage,
+                                 double bucket_cap_mb, int optimizer_states);
 
 // A few lines: one per kind of state, in MiB.
 std::string format_memory_plan(const RankMemoryPlan& p, int B, int T);

@@ -43,8 +43,8 @@ std::vector<int> partition_blocks(const Model<float>& model, const TrainingArgum
     if (how) *how = "even split (auto_partition: false)";
     return dist::even_stages(model.num_blocks(), stages);
   }
-  const std::vector<double> f = estimate_unit_flops(model, a.max_seq_length);
-  if (how) *how = cat("auto_partition: balanced by estimated FLOPs per unit at ", a.max_seq_length, " tokens");
+  const std::vector<double> f = estimate_unit_flops(model, a.sequence_length());
+  if (how) *how = cat("auto_partition: balanced by estimated FLOPs per unit at ", a.sequence_length(), " tokens");
   return dist::balance_stages(std::vector<double>(f.begin() + 1, f.end() - 1), stages, f.front(), f.back());
 }
 

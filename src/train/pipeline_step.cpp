@@ -283,6 +283,15 @@ void PipelineStep::release_other_stages() {
   release(model_.table().total());
 }
 
+size_t PipelineStep::borrowed_gradient_bytes() const {
+  size_t bytes = 0;
+  for (size_t e : layout_.borrowed(stage_)) {
+    const ParamEntry& p = model_.table().entries()[e];
+    bytes += resident_bytes(model_.grads().data() + p.offset, p.numel * sizeof(float));
+  }
+  return bytes;
+}
+
 void PipelineStep::gather_parameters_to_first() {
   if (!comm_) return;
   float* params = model_.params().data();

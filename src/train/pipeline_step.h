@@ -66,6 +66,9 @@ class PipelineStep {
   // parameters, so that it holds the whole model (to save it); call release_other_stages after.
   void gather_parameters_to_first();
 
+  // Resident bytes of the gradients of the borrowed parameters (outside the stage's window).
+  size_t borrowed_gradient_bytes() const;
+
   // Seconds spent waiting for messages, and running the schedule (the passes and those waits;
   // not the data-parallel reduction's final wait), over all steps so far.
   double idle_seconds() const { return idle_s_; }

@@ -268,7 +268,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
 void Trainer::report_measured_memory() {
   RankMemoryMeasured m;
   m.peak_rss = peak_resident_bytes();
-  m.gradients_peak = dp_->peak_gradient_bytes();  // of the stage's window
+  m.gradients_peak = dp_->peak_gradient_bytes() + pipe_->borrowed_gradient_bytes();
   for (auto& [kind, buf] : optimizer_->state_buffers()) m.optimizer_state += resident_bytes(buf->data(), buf->size() * sizeof(float));
   m.parameters = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float));
   const std::string mine = format_measured_memory(world_ ? world_->rank() : 0, m);

@@ -56,6 +56,7 @@ class Trainer {
   PassResult predict(BatchStream& data, const std::string& prefix = "predict", const EvalTask* task = nullptr);
 
   Model<float>& model() { return *model_; }
+  const PipelineStep& pipeline() const { return *pipe_; }  // this rank's stage (one stage without a pipeline)
   bool is_main_process() const { return !world_ || world_->rank() == 0; }
   int data_parallel_size() const { return comm_ ? comm_->size() : 1; }
   const TrainingArguments& args() const { return args_; }

@@ -110,6 +110,8 @@ struct TrainingArguments {
 
   bool best_is_greater() const;        // resolves greater_is_better against the metric
   std::string best_metric_key() const;  // "eval_<metric>"
+  // The longest sequence a batch can have: grouped texts' blocks, else max_seq_length.
+  int sequence_length() const { return block_size > 0 && !line_by_line ? block_size : max_seq_length; }
   // The ZeRO stage in effect: zero_stage, at least 1 with shard_optimizer_state.
   int sharding_stage() const { return std::max(zero_stage, shard_optimizer_state ? 1 : 0); }
 };
