@@ -6,12 +6,14 @@
 #include "cli/commands.h"
 #include "models/registry.h"
 #include "train/memory_plan.h"
+#include "train/pipeline_partition.h"
 #include "util/error.h"
 
 namespace strata::cli {
 
 int cmd_info(int argc, char** argv) {
-  const Args a("info", argc, argv, {"batch", "seq", "dp", "zero-stage", "bucket-mb"}, {"shard-optimizer-state"});
+  const Args a("info", argc, argv, {"batch", "seq", "dp", "zero-stage", "bucket-mb", "pp", "microbatches", "pipeline"},
+               {"shard-optimizer-state"});
   if (a.positional().size() != 1) fail("strata info: expected one model directory, e.g. strata info models/bert");
   const std::string dir = a.positional()[0];
   const ModelConfig cfg = load_model_config(dir);
@@ -24,6 +26,15 @@ int cmd_info(int argc, char** argv) {
   if (dp <= 0) fail("strata info: --dp must be positive");
   if (stage < 0 || stage > 2) fail("strata info: --zero-stage must be 0, 1 or 2");
   if (!(bucket_mb > 0)) fail("strata info: --bucket-mb must be positive");
+  // Pipeline stages, as a job's partitions / microbatches / pipeline (auto_partition's split).
+  TrainingArguments job;
+  job.pipeline_parallel_degree = a.int_or("pp", 1);
+  job.microbatches = a.int_or("microbatches", 1);
+  job.pipeline = a.str_or("pipeline", "interleaved");
+  job.max_seq_length = T;
+  if (job.pipeline_parallel_degree <= 0 || job.microbatches <= 0)
+    fail("strata info: --pp and --microbatches must be positive");
+  const dist::PipelineKind kind = dist::parse_pipeline_kind(job.pipeline);
   // The flat buffers are reserved, never touched: the table costs no memory of note.
   const std::unique_ptr<Model<float>> shape_only = make_model<float>(cfg);
   const size_t n = shape_only->table().total();
@@ -41,7 +52,17 @@ int cmd_info(int argc, char** argv) {
                 cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));
   std::printf("parameters     %zu (%.2fM; %.2fM in embeddings, %.2fM in the rest)\n", n, n / 1e6, embedding / 1e6,
               (n - embedding) / 1e6);
-  std::printf("%s", format_memory_plan(plan_rank_memory(*shape_only, B, T, dp, stage, bucket_mb, 2), B, T).c_str());
+  if (job.pipeline_parallel_degree == 1) {
+    std::printf("%s", format_memory_plan(plan_rank_memory(*shape_only, B, T, dp, stage, bucket_mb, 2), B, T).c_str());
+    return 0;
+  }
+  std::string how;
+  const PipelineStages stages(*shape_only, partition_blocks(*shape_only, job, job.pipeline_parallel_degree,
+                                                            dir + "/config.json", &how));
+  std::printf("%s  partition: %s\n", stages.describe(shape_only->table()).c_str(), how.c_str());
+  std::printf("%s", format_pipeline_memory_plans(*shape_only, stages, kind, B, T, job.microbatches, dp, stage,
+                                                 bucket_mb, 2)
+                        .c_str());
   return 0;
 }
 

@@ -209,19 +209,9 @@ void print_memory_plan(const TrainingArguments& a, Trainer& trainer, int dp) {
                                                           states), B, T).c_str());
     return;
   }
-  const PipelineStages& layout = pipe.layout();
-  for (int s = 0; s < pipe.stages(); ++s) {
-    StageShare share;
-    share.stage = s;
-    share.stages = pipe.stages();
-    share.owned = layout.end(s) - layout.begin(s);
-    for (size_t e : layout.borrowed(s)) share.borrowed += model.table().entries()[e].numel;
-    share.blocks = layout.blocks(s);
-    share.in_flight = dist::max_in_flight(dist::parse_pipeline_kind(a.pipeline), pipe.stages(), s, a.microbatches);
-    share.micro_rows = (B + a.microbatches - 1) / a.microbatches;
-    std::printf("%s", format_memory_plan(plan_stage_memory(model, share, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb,
-                                                           states), B, T).c_str());
-  }
+  std::printf("%s", format_pipeline_memory_plans(model, pipe.layout(), dist::parse_pipeline_kind(a.pipeline), B, T,
+                                                 a.microbatches, dp, a.sharding_stage(), a.ddp_bucket_cap_mb, states)
+                        .c_str());
 }
 
 int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, const dist::ProcessGroups& groups,

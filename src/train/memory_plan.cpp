@@ -150,6 +150,24 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
   return out;
 }
 
+std::string format_pipeline_memory_plans(const Model<float>& model, const PipelineStages& stages,
+                                         dist::PipelineKind kind, int B, int T, int microbatches, int dp,
+                                         int zero_stage, double bucket_cap_mb, int optimizer_states) {
+  std::string out;
+  for (int s = 0; s < stages.count(); ++s) {
+    StageShare share;
+    share.stage = s;
+    share.stages = stages.count();
+    share.owned = stages.end(s) - stages.begin(s);
+    for (size_t e : stages.borrowed(s)) share.borrowed += model.table().entries()[e].numel;
+    share.blocks = stages.blocks(s);
+    share.in_flight = dist::max_in_flight(kind, stages.count(), s, microbatches);
+    share.micro_rows = (B + microbatches - 1) / microbatches;
+    out += format_memory_plan(plan_stage_memory(model, share, T, dp, zero_stage, bucket_cap_mb, optimizer_states), B, T);
+  }
+  return out;
+}
+
 std::string format_measured_memory(int rank, const RankMemoryMeasured& m) {
   char line[240];
   std::snprintf(line, sizeof line,

@@ -12,7 +12,9 @@
 #include <cstddef>
 #include <string>
 
+#include "dist/pipeline_schedule.h"
 #include "models/model.h"
+#include "train/pipeline_stages.h"
 
 namespace strata {
 
@@ -50,6 +52,11 @@ RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s,
 
 // A few lines: one per kind of state, in MiB.
 std::string format_memory_plan(const RankMemoryPlan& p, int B, int T);
+
+// The plans of every stage of a pipeline (B rows per batch, cut into `microbatches`).
+std::string format_pipeline_memory_plans(const Model<float>& model, const PipelineStages& stages,
+                                         dist::PipelineKind kind, int B, int T, int microbatches, int dp,
+                                         int zero_stage, double bucket_cap_mb, int optimizer_states);
 
 // What one rank held, measured at the end of training.
 struct RankMemoryMeasured {

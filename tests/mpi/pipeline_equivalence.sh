@@ -132,18 +132,13 @@ resume r_pp3_dp2_z1 6 6 "$WORK/save_pp2/checkpoint-3" "$(pipe 3 3 interleaved ',
 resume r_pp2 2 12 "$WORK/save_single/checkpoint-3" "$(pipe 2 4 simple)"
 grep -q "resumed from .*checkpoint-3 at step 3" "$WORK/r_pp3_dp2_z1.log" || { echo "FAILED: no resume"; exit 1; }
 
-python3 - "$WORK" <<'PY'
-import json, os, re, struct, sys
+PYTHONPATH="$(dirname "$0")" python3 - "$WORK" <<'PY'
+import json, os, re, sys
+from safetensors_f32 import read as tensors
 work = sys.argv[1]
 def log(name):
     rows = [json.loads(l) for l in open(f"{work}/{name}/trainer_log.jsonl")]
     return [(r["loss"], r["grad_norm"]) for r in rows if "loss" in r], [r["eval_loss"] for r in rows if "eval_loss" in r]
-def tensors(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    h = json.loads(b[8:8 + n]); data = b[8 + n:]
-    return {k: struct.unpack(f"<{(v['data_offsets'][1] - v['data_offsets'][0]) // 4}f",
-                             data[v["data_offsets"][0]:v["data_offsets"][1]]) for k, v in h.items() if k != "__metadata__"}
 ref_log, ref_eval = log("single")
 ref_w = tensors(f"{work}/single/model.safetensors")
 scale = max(abs(x) for t in ref_w.values() for x in t)
