@@ -51,15 +51,19 @@ PipelineStep::PipelineStep(Model<float>& model, const PipelineStages& stages, di
 
 PipelineStep::~PipelineStep() = default;
 
-PipelineStep::Slot& PipelineStep::slot_of(int micro) {
-  const int n = std::max(1, dist::max_in_flight(kind_, stages(), stage_, micro_));
-  if (slots_.size() < static_cast<size_t>(n)) slots_.resize(static_cast<size_t>(n));
-  auto& s = slots_[static_cast<size_t>(micro % n)];
-  if (!s) {
-    s = std::make_unique<Slot>();
-    s->state = model_.new_state();
+PipelineStep::Slot& PipelineStep::slot(size_t i) {
+  if (slots_.size() <= i) slots_.resize(i + 1);
+  if (!slots_[i]) {
+    slots_[i] = std::make_unique<Slot>();
+    slots_[i]->state = model_.new_state();
   }
-  return *s;
+  return *slots_[i];
+}
+
+PipelineStep::Slot& PipelineStep::slot_of(int micro) {
+  // Micro-batch j reuses the slot of j - n, whose backward the schedule has run by then.
+  const int n = std::max(1, dist::max_in_flight(kind_, stages(), stage_, micro_));
+  return slot(static_cast<size_t>(micro % n));
 }
 
 size_t PipelineStep::boundary_values(const Batch& b) const {
@@ -234,13 +238,7 @@ void PipelineStep::refresh_borrowed_parameters() {
 
 ModelState* PipelineStep::infer(const Batch& b) {
   // Two states in turn: batch n+1 is computed while batch n's output is still being sent.
-  if (slots_.size() < 2) slots_.resize(2);
-  auto& slot = slots_[static_cast<size_t>(infer_count_++ % 2)];
-  if (!slot) {
-    slot = std::make_unique<Slot>();
-    slot->state = model_.new_state();
-  }
-  Slot& s = *slot;
+  Slot& s = slot(static_cast<size_t>(infer_count_++ % 2));
   double idle = 0;  // evaluation is not part of the training bubble
   wait(s.send_act, idle);
   if (b.B == 0) return is_last() ? s.state.get() : nullptr;

@@ -76,6 +76,7 @@ class PipelineStep {
 
  private:
   struct Slot;
+  Slot& slot(size_t i);  // made on first use
   Slot& slot_of(int micro);
   size_t boundary_values(const Batch& b) const;  // one activation message, in floats
   void post_activation_recv(const std::vector<Batch>& micro, int j);
