@@ -177,10 +177,16 @@ void read_distribution(TrainingArguments& a, const YAML::Node& d, const std::str
               where);
   bool mp_enabled = false, mpi_enabled = true, mpi_given = false;
   // smdistributed.X and (as the data-parallel-only form always allowed) X at the top level.
+  // False when `key` names no library.
   auto read_library = [&](const std::string& key, const YAML::Node& v, const std::string& path) {
-    if (key == "modelparallel") return read_modelparallel(a, v, path, where, mp_enabled), true;
-    if (key == "dataparallel") return read_dataparallel(a, v, path, where), true;
-    return false;
+    if (key == "modelparallel") {
+      read_modelparallel(a, v, path, where, mp_enabled);
+    } else if (key == "dataparallel") {
+      read_dataparallel(a, v, path, where);
+    } else {
+      return false;
+    }
+    return true;
   };
   for (const auto& kv : d) {
     const std::string key = key_of(kv), at = line_of(kv.first, where);
