@@ -246,8 +246,8 @@ void validate(TrainingArguments& a, const std::string& src) {
     fail(src, ": adam_beta1 and adam_beta2 must be in [0, 1)");
   if (a.validation_split_percentage < 0 || a.validation_split_percentage >= 100)
     fail(src, ": validation_split_percentage must be in [0, 100)");
-  if (a.validation_split_percentage > 0 && !a.validation_file.empty())
-    fail(src, ": set validation_file or validation_split_percentage, not both");
+  // run_mlm / run_clm split train only when there is no validation file (their default is 5%).
+  if (!a.validation_file.empty()) a.validation_split_percentage = 0;
   if (a.mlm_probability <= 0 || a.mlm_probability >= 1) fail(src, ": mlm_probability must be in (0, 1)");
   if (a.block_size < 0) fail(src, ": block_size must be >= 0 (0: the default), got ", a.block_size);
   if (a.line_by_line && a.block_size > 0)
