@@ -22,11 +22,11 @@ shift || true
 
 train() { echo "+ $STRATA train $*" >&2; "$STRATA" train "$@"; }
 
-# test_accuracy and eval_accuracy of a finished fine-tune, for the comparison table.
+# eval_accuracy and predict_accuracy (the test file) of a finished fine-tune, for the comparison table.
 figures() {
   local f=$1/all_results.json
   printf '%-26s' "$2"
-  for k in eval_accuracy test_accuracy test_f1_macro train_runtime; do
+  for k in eval_accuracy predict_accuracy predict_f1_macro train_runtime; do
     printf ' %10s' "$(grep -oE "\"$k\": [-0-9.e]+" "$f" | awk '{printf "%.4g", $2}')"
   done
   echo
