@@ -49,7 +49,7 @@ with open(f"{sys.argv[1]}/train.txt", "w") as txt:
         txt.write(" ".join(random.choice(words[:7] if spam else words[7:]) for _ in range(random.randint(3, 12))) + "\n")
 PY
 
-# name, per-device batch, extra YAML
+# name, ranks (unused), per-device batch, extra YAML
 job() {
   cat > "$WORK/$1.yaml" <<YAML
 model_name_or_path: $WORK/model
@@ -58,7 +58,7 @@ train_file: $WORK/train.txt
 validation_split_percentage: 10
 per_device_eval_batch_size: 4
 output_dir: $WORK/$1
-per_device_train_batch_size: $2
+per_device_train_batch_size: $3
 gradient_accumulation_steps: 2
 max_steps: 5
 logging_steps: 1
@@ -72,16 +72,11 @@ save_strategy: "no"
 ddp_bucket_cap_mb: 0.1
 num_threads: 1
 seed: 7
-$3
+$4
 YAML
 }
-run() {  # name, ranks
-  if [[ $2 == 1 ]]; then
-    "$STRATA" train "$WORK/$1.yaml" > "$WORK/$1.log" 2>&1
-  else
-    mpirun --oversubscribe -np "$2" "$STRATA" train "$WORK/$1.yaml" > "$WORK/$1.log" 2>&1
-  fi || { echo "FAILED: $1"; tail -20 "$WORK/$1.log"; exit 1; }
-}
+# run, resume
+source "$(dirname "$0")/train_runs.sh"
 pipe() {  # partitions, microbatches, schedule, [more parameters]
   echo "distribution:
   smdistributed:
@@ -91,21 +86,21 @@ pipe() {  # partitions, microbatches, schedule, [more parameters]
   mpi: {enabled: true}"
 }
 
-job single 12 ""
+job single 1 12 ""
 run single 1
-job pp2 12 "$(pipe 2 4 interleaved)"
+job pp2 2 12 "$(pipe 2 4 interleaved)"
 run pp2 2
-job pp2_simple 12 "$(pipe 2 2 simple)"
+job pp2_simple 2 12 "$(pipe 2 2 simple)"
 run pp2_simple 2
-job pp3 12 "$(pipe 3 3 interleaved)"
+job pp3 3 12 "$(pipe 3 3 interleaved)"
 run pp3 3
-job pp3_simple 12 "$(pipe 3 3 simple)"
+job pp3_simple 3 12 "$(pipe 3 3 simple)"
 run pp3_simple 3
-job pp2_dp2 6 "$(pipe 2 2 interleaved)"
+job pp2_dp2 4 6 "$(pipe 2 2 interleaved)"
 run pp2_dp2 4
-job pp2_dp2_z1 6 "$(pipe 2 3 interleaved ', shard_optimizer_state: true, placement_strategy: spread')"
+job pp2_dp2_z1 4 6 "$(pipe 2 3 interleaved ', shard_optimizer_state: true, placement_strategy: spread')"
 run pp2_dp2_z1 4
-job pp3_dp2_z2 6 "$(pipe 3 2 simple)
+job pp3_dp2_z2 6 6 "$(pipe 3 2 simple)
 deepspeed: {zero_optimization: {stage: 2}}"
 run pp3_dp2_z2 6
 grep -q "pipeline: 3 stages" "$WORK/pp3.log" || { echo "FAILED: no stage table in the log"; exit 1; }
@@ -113,20 +108,13 @@ grep -q "pipeline bubble: stages idle .* of the pipeline phase of a step" "$WORK
   || { echo "FAILED: no bubble summary"; exit 1; }
 
 # Checkpoints across layouts.
-job save_pp2 12 "$(pipe 2 2 interleaved)
+job save_pp2 2 12 "$(pipe 2 2 interleaved)
 save_strategy: steps
 save_steps: 3"
 run save_pp2 2
-job save_single 12 "save_strategy: steps
+job save_single 1 12 "save_strategy: steps
 save_steps: 3"
 run save_single 1
-resume() {  # name, ranks, per-device batch, checkpoint, extra YAML
-  mkdir -p "$WORK/$1"
-  cp -r "$4" "$WORK/$1/"
-  job "$1" "$3" "$5
-resume_from_checkpoint: latest"
-  run "$1" "$2"
-}
 resume r_single 1 12 "$WORK/save_pp2/checkpoint-3" ""
 resume r_pp3_dp2_z1 6 6 "$WORK/save_pp2/checkpoint-3" "$(pipe 3 3 interleaved ', shard_optimizer_state: true')"
 resume r_pp2 2 12 "$WORK/save_single/checkpoint-3" "$(pipe 2 4 simple)"

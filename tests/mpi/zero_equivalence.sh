@@ -77,15 +77,8 @@ seed: 7
 $4
 YAML
 }
-run() {  # name, ranks, [strata options...]
-  local name=$1 ranks=$2
-  shift 2
-  if [[ $ranks == 1 ]]; then
-    "$STRATA" train "$WORK/$name.yaml" "$@" > "$WORK/$name.log" 2>&1
-  else
-    mpirun --oversubscribe -np "$ranks" "$STRATA" train "$WORK/$name.yaml" "$@" > "$WORK/$name.log" 2>&1
-  fi || { echo "FAILED: $name"; tail -20 "$WORK/$name.log"; exit 1; }
-}
+# run, resume
+source "$(dirname "$0")/train_runs.sh"
 ZERO1="distribution:
   smdistributed:
     modelparallel:
@@ -116,13 +109,6 @@ run save_z1_dp2 2
 job save_single 1 12 "save_strategy: steps
 save_steps: 3"
 run save_single 1
-resume() {  # name, ranks, per-device batch, checkpoint, extra YAML
-  mkdir -p "$WORK/$1"
-  cp -r "$4" "$WORK/$1/"
-  job "$1" "$2" "$3" "$5
-resume_from_checkpoint: latest"
-  run "$1" "$2"
-}
 resume r_z1_dp4 4 3 "$WORK/save_z1_dp2/checkpoint-3" "$ZERO1"
 resume r_single 1 12 "$WORK/save_z1_dp2/checkpoint-3" ""
 resume r_z2_dp3 3 4 "$WORK/save_single/checkpoint-3" "$ZERO2"
