@@ -1,0 +1,39 @@
+#include "nn/activation_policy.h"
+
+namespace strata::nn {
+
+// Mirrors nn/block_activations.h; tests/test_activation_policy.cpp checks both against the
+// buffers a state really holds.
+ActivationFootprint block_footprint(const ActivationPolicy& p, int first, int end, size_t saved, size_t boundary) {
+  ActivationFootprint f;
+  const int n = end - first;
+  if (n <= 0) return f;
+  f.resident = 2 * boundary;  // the hand-off buffer and the range's output
+  bool any_checkpointed = false;
+  bool slot_input[2] = {false, false}, slot_saved[2] = {false, false};  // offloading's two resident records
+  bool record_saved[2] = {false, false};  // records 0 and 1 hold saved state (inference reuses them)
+  for (int i = first; i < end; ++i) {
+    const bool recomputed = p.checkpointed(i), has_input = i > first;
+    any_checkpointed |= recomputed;
+    if (i - first < 2) record_saved[i - first] = !recomputed;
+    const size_t record = (has_input ? boundary : 0) + (recomputed ? 0 : saved);
+    if (!p.offload) {
+      f.resident += record;
+      continue;
+    }
+    if (i + 2 < end) f.offloaded += record;  // the last two records never leave the ring
+    slot_input[(i - first) % 2] |= has_input;
+    slot_saved[(i - first) % 2] |= !recomputed;
+  }
+  if (p.offload)
+    for (int s = 0; s < 2; ++s) f.resident += (slot_input[s] ? boundary : 0) + (slot_saved[s] ? saved : 0);
+  if (any_checkpointed) f.resident += saved + boundary;  // the recompute workspace, with its output
+  // Inference runs blocks through records 0 and 1 in turn, writing their outputs too.
+  for (int s = 0; s < 2; ++s) {
+    const bool allocated = p.offload ? slot_saved[s] : record_saved[s];
+    f.inference += boundary + (allocated ? 0 : saved);
+  }
+  return f;
+}
+
+}  // namespace strata::nn
