@@ -9,12 +9,9 @@
 
 namespace strata::cli {
 
-namespace {
-double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
-}  // namespace
-
 int cmd_info(int argc, char** argv) {
-  const Args a("info", argc, argv, {"batch", "seq"}, {});
+  const Args a("info", argc, argv, {"batch", "seq", "gradient-checkpointing-every"},
+               {"gradient-checkpointing", "offload-activations"});
   if (a.positional().size() != 1) fail("strata info: expected one model directory, e.g. strata info models/bert");
   const std::string dir = a.positional()[0];
   const ModelConfig cfg = load_model_config(dir);
@@ -37,14 +34,19 @@ int cmd_info(int argc, char** argv) {
                 cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));
   std::printf("parameters     %zu (%.2fM; %.2fM in embeddings, %.2fM in the rest)\n", n, n / 1e6, embedding / 1e6,
               (n - embedding) / 1e6);
-  const MemoryEstimate m = estimate_training_memory(*shape_only, B, T);
-  std::printf("training memory, fp32 + AdamW, batch %d x seq %d:\n", B, T);
-  std::printf("  parameters       %9.1f MiB\n", mib(m.parameters));
-  std::printf("  gradients        %9.1f MiB\n", mib(m.gradients));
-  std::printf("  optimizer state  %9.1f MiB\n", mib(m.optimizer_state));
-  std::printf("  activations      %9.1f MiB\n", mib(m.activations));
-  std::printf("  backward scratch %9.1f MiB\n", mib(m.scratch));
-  std::printf("  total            %9.1f MiB\n", mib(m.total()));
+  nn::ActivationPolicy policy;
+  if (a.flag_or("gradient-checkpointing", false)) {
+    policy.checkpoint_every = a.int_or("gradient-checkpointing-every", 1);
+    if (policy.checkpoint_every < 1)
+      fail("strata info: --gradient-checkpointing-every must be >= 1, got ", policy.checkpoint_every);
+  } else if (a.has("gradient-checkpointing-every")) {
+    fail("strata info: --gradient-checkpointing-every needs --gradient-checkpointing");
+  }
+  policy.offload = a.flag_or("offload-activations", false);
+  const MemoryEstimate m = estimate_training_memory(*shape_only, B, T, policy);
+  std::printf("training memory per process, fp32 + AdamW, batch %d x seq %d, activations %s:\n", B, T,
+              policy.describe().c_str());
+  std::printf("%s", format_memory_estimate(m).c_str());
   return 0;
 }
 

@@ -4,6 +4,7 @@
 // under an activation policy (checkpointing and offloading change the activations).
 #pragma once
 #include <cstddef>
+#include <string>
 
 #include "models/model.h"
 
@@ -17,6 +18,10 @@ struct MemoryEstimate {
   size_t total() const { return parameters + gradients + optimizer_state + activations + scratch; }
   size_t total_with_evaluation() const { return total() + evaluation; }
 };
+
+// One line per term ("  parameters          474.7 MiB"), the resident total, then the offload
+// pool and what evaluation adds where they are not zero: strata info and the Trainer print it.
+std::string format_memory_estimate(const MemoryEstimate& m);
 
 MemoryEstimate estimate_training_memory(const Model<float>& model, int B, int T,
                                         const nn::ActivationPolicy& policy = {}, size_t bytes_per_value = 4,

@@ -2,6 +2,16 @@
 
 namespace strata::nn {
 
+std::string ActivationPolicy::describe() const {
+  std::string s;
+  if (checkpoint_every == 1) s = "recomputed every block";
+  else if (checkpoint_every == 2) s = "recomputed every 2nd block";
+  else if (checkpoint_every > 2) s = "recomputed every " + std::to_string(checkpoint_every) + "th block";
+  else s = "kept";
+  if (offload) s += ", offloaded to a file-backed pool in " + offload_dir;
+  return s;
+}
+
 // Mirrors nn/block_activations.h; tests/test_activation_policy.cpp checks both against the
 // buffers a state really holds.
 ActivationFootprint block_footprint(const ActivationPolicy& p, int first, int end, size_t saved, size_t boundary) {

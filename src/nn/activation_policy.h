@@ -21,6 +21,8 @@ struct ActivationPolicy {
   std::string offload_dir = "/tmp";
 
   bool checkpointed(int block) const { return checkpoint_every > 0 && block % checkpoint_every == 0; }
+  // "kept", "recomputed every 2nd block, offloaded to /tmp", ...: for the memory plan.
+  std::string describe() const;
 };
 
 // Values a state holds for the blocks of one range under a policy (BlockActivations allocates

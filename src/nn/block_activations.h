@@ -99,17 +99,17 @@ class BlockActivations {
     return records_[static_cast<size_t>(j % 2)].saved;
   }
 
-  size_t offload_pool_bytes() const { return pool_ ? pool_->file_bytes() : 0; }
+  // The most the offload pool has held in one pass.
+  size_t offload_pool_bytes() const { return pool_ ? pool_->peak_bytes() : 0; }
 
  private:
   struct Record {
     Buffer<T> input;
     Saved saved;
   };
-  struct Region {  // one record in the pool
-    std::byte* base = nullptr;
-    size_t bytes = 0;
-    std::vector<size_t> sizes;  // of record_buffers(), in order
+  struct Region {  // one record in the pool: per buffer of record_buffers(), its place and size
+    std::vector<std::byte*> at;
+    std::vector<size_t> sizes;
   };
 
   bool offloaded(int i) const { return policy_.offload && i + 2 < end_; }
@@ -131,33 +131,24 @@ class BlockActivations {
   SerialWorker::Ticket copy_out(int i) {
     Region& r = regions_[static_cast<size_t>(i - first_)];
     std::vector<Buffer<T>*> bufs = record_buffers(i);
+    r.at.clear();
     r.sizes.clear();
-    r.bytes = 0;
-    for (const Buffer<T>* b : bufs) {
+    for (const Buffer<T>* b : bufs) {  // each buffer page-aligned: the pool drops whole pages
+      r.at.push_back(pool_->allocate(b->size() * sizeof(T)));
       r.sizes.push_back(b->size());
-      r.bytes += b->size() * sizeof(T);
     }
-    r.base = pool_->allocate(r.bytes);
-    return worker_->submit([bufs = std::move(bufs), base = r.base, bytes = r.bytes] {
-      std::byte* p = base;
-      for (const Buffer<T>* b : bufs) {
-        std::memcpy(p, b->data(), b->size() * sizeof(T));
-        p += b->size() * sizeof(T);
-      }
-      FileBackedPool::drop_resident(base, bytes);
+    return worker_->submit([bufs = std::move(bufs), &r] {
+      for (size_t k = 0; k < bufs.size(); ++k) FileBackedPool::store(r.at[k], bufs[k]->data(), r.sizes[k] * sizeof(T));
     });
   }
 
   SerialWorker::Ticket fetch(int i) {
     const Region& r = regions_[static_cast<size_t>(i - first_)];
     return worker_->submit([bufs = record_buffers(i), &r] {
-      const std::byte* p = r.base;
       for (size_t k = 0; k < bufs.size(); ++k) {
         bufs[k]->resize(r.sizes[k]);
-        std::memcpy(bufs[k]->data(), p, r.sizes[k] * sizeof(T));
-        p += r.sizes[k] * sizeof(T);
+        FileBackedPool::load(bufs[k]->data(), r.at[k], r.sizes[k] * sizeof(T));
       }
-      FileBackedPool::drop_resident(r.base, r.bytes);
     });
   }
 

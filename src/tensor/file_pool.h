@@ -4,14 +4,14 @@
 // page cache, which may write them to the file and reclaim them under memory pressure (unlike
 // anonymous memory on a machine without swap). Reading a region maps its pages back.
 //
-// Regions are handed out in order (a bump allocator over mapped chunks of the file) and all
-// freed at once by clear(); the file and its mappings are kept for reuse and grow only when a
-// pass needs more than any before it. The file is reserved with posix_fallocate, so a full
-// disk is an error here and never a SIGBUS in a later copy.
+// The file is mapped into one reserved address range, so the pool is contiguous however often
+// it grows: regions are handed out in order (a bump allocator) and all freed at once by
+// clear(); the file is kept for reuse and grows only when a pass needs more than any before.
+// Growth reserves disk blocks with posix_fallocate, so a full disk is an error here and never
+// a SIGBUS in a later copy.
 #pragma once
 #include <cstddef>
 #include <string>
-#include <vector>
 
 namespace strata {
 
@@ -26,23 +26,22 @@ class FileBackedPool {
 
   // A page-aligned region of `bytes`, valid until clear().
   std::byte* allocate(size_t bytes);
-  void clear();
-  // Removes the pages of [p, p + bytes) from this process's resident set; the data stays.
-  static void drop_resident(std::byte* p, size_t bytes);
+  void clear() { used_ = 0; }
 
-  size_t file_bytes() const { return file_bytes_; }  // the pool's capacity
-  const std::string& path() const { return path_; }  // where the file was created
+  // Copies between memory and a region piece by piece, dropping each piece of the region from
+  // the resident set once copied, so a copy never holds more than one piece of the pool there.
+  static void store(std::byte* region, const void* src, size_t bytes);
+  static void load(void* dst, const std::byte* region, size_t bytes);
+
+  size_t peak_bytes() const { return peak_; }        // the most a pass has used
+  size_t file_bytes() const { return file_bytes_; }  // the file's size (>= peak_bytes)
+  const std::string& path() const { return path_; }  // where the file was created (now unlinked)
 
  private:
-  struct Chunk {
-    std::byte* base;
-    size_t bytes, used;
-  };
   std::string path_;
   int fd_ = -1;
-  size_t file_bytes_ = 0;
-  std::vector<Chunk> chunks_;
-  size_t current_ = 0;  // the chunk allocate() tries first
+  std::byte* base_ = nullptr;  // the reserved address range
+  size_t file_bytes_ = 0, used_ = 0, peak_ = 0;
 };
 
 }  // namespace strata

@@ -14,6 +14,7 @@
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
+#include "train/memory_report.h"
 #include "train/progress.h"
 #include "train/scheduler.h"
 #include "util/error.h"
@@ -40,7 +41,7 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
       comm_(comm),
       model_(std::move(model)),
       tokenizer_dir_(std::move(tokenizer_dir)),
-      acts_(model_->new_state()) {
+      acts_(model_->new_state(activation_policy(args_))) {
   if (comm_ && comm_->size() > 1) {
     const auto cap = static_cast<size_t>(args_.ddp_bucket_cap_mb * 1024 * 1024 / sizeof(float));
     reducer_ = std::make_unique<dist::GradientReducer>(*comm_, model_->grads().data(), model_->grads().size(), cap);
@@ -138,6 +139,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
+  MemoryReport memory(*model_, activation_policy(a));
   Progress bar(max_steps, a.disable_tqdm || !is_main_process());
   bar.update(state_.global_step, "");
   const auto t0 = std::chrono::steady_clock::now();
@@ -154,6 +156,8 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     int n = 0;
     while (n < a.gradient_accumulation_steps && train_data.next(micro[n])) ++n;
     if (n == 0) fail("training data ended early in epoch ", state_.epoch, " at batch ", state_.batch_in_epoch);
+    for (int i = 0; i < n; ++i) memory.saw_batch(micro[i].B, micro[i].T);
+    if (state_.global_step == start_step && is_main_process()) progress_message(memory.plan());
     // The loss is normalised by the labels of the global batch (all micro-batches, all
     // ranks), so summing gradients over ranks gives the union batch's gradient.
     double local_norm = 0;
@@ -221,6 +225,14 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   }
   bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string peak = memory.measured(acts_->offload_pool_bytes(), a.eval_strategy != "no");
+  if (comm_ && comm_->size() > 1) {
+    const std::vector<std::string> all = comm_->all_gather_bytes(peak, "memory report");
+    if (is_main_process())
+      for (size_t r = 0; r < all.size(); ++r) progress_message(cat("rank ", r, ": ", all[r]));
+  } else {
+    progress_message(peak);
+  }
 
   if (a.load_best_model_at_end && state_.has_best) {
     progress_message(cat("Loading best model from ", state_.best_model_checkpoint, " (",

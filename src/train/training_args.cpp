@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 #include <variant>
@@ -43,7 +44,7 @@ const Field kFields[] = {
     F(metric_for_best_model), F(greater_is_better), F(early_stopping_patience), F(early_stopping_threshold),
     F(freeze_base_model), F(dataloader_num_workers), F(dataloader_drop_last), F(resume_from_checkpoint),
     F(predict_output_format), F(num_threads), F(disable_tqdm), F(dataparallel_enabled), F(ddp_bucket_cap_mb),
-    F(ddp_timeout),
+    F(ddp_timeout), F(gradient_checkpointing), F(gradient_checkpointing_every), F(offload_activations),
 };
 #undef F
 
@@ -213,6 +214,13 @@ void validate(TrainingArguments& a, const std::string& src) {
   if (a.metric_for_best_model.empty() && (a.load_best_model_at_end || a.early_stopping_patience > 0))
     a.metric_for_best_model = "loss";
   if (!has_eval) a.do_eval = false;
+  if (a.gradient_checkpointing_every < 1)
+    fail(src, ": gradient_checkpointing_every must be >= 1 (1: recompute every block, k: every k-th), got ",
+         a.gradient_checkpointing_every);
+  if (a.gradient_checkpointing_every != 1 && !a.gradient_checkpointing)
+    fail(src, ": gradient_checkpointing_every is ", a.gradient_checkpointing_every,
+         " but gradient_checkpointing is false; set gradient_checkpointing: true to recompute every ",
+         a.gradient_checkpointing_every, "-th block");
 }
 
 }  // namespace
@@ -281,6 +289,15 @@ std::string format_training_arguments(const TrainingArguments& a) {
 }
 
 std::string training_arguments_json(const TrainingArguments& a) { return to_json(a).dump(2) + "\n"; }
+
+nn::ActivationPolicy activation_policy(const TrainingArguments& a) {
+  nn::ActivationPolicy p;
+  p.checkpoint_every = a.gradient_checkpointing ? a.gradient_checkpointing_every : 0;
+  p.offload = a.offload_activations;
+  const char* tmp = std::getenv("TMPDIR");
+  if (tmp && *tmp) p.offload_dir = tmp;
+  return p;
+}
 
 data::PretrainingOptions pretraining_options(const TrainingArguments& a, data::LmObjective objective,
                                              size_t model_max_positions) {

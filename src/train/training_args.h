@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data/pretraining.h"
+#include "nn/activation_policy.h"
 
 namespace strata {
 
@@ -83,6 +84,13 @@ struct TrainingArguments {
   bool dataparallel_enabled = false;  // also on whenever the job is started as several ranks
   double ddp_bucket_cap_mb = 25;
   double ddp_timeout = 1800;  // seconds a collective may take before the job is aborted
+  // Activation memory (docs/parallelism.md). HF's gradient_checkpointing: recompute a block's
+  // forward in backward instead of keeping its saved tensors, for every k-th block.
+  bool gradient_checkpointing = false;
+  int gradient_checkpointing_every = 1;  // k >= 1: blocks 0, k, 2k, ... are recomputed
+  // Move the saved tensors of blocks not recomputed (and the blocks' inputs) to a file-backed
+  // host-memory pool in $TMPDIR (default /tmp) after forward; fetched back before backward.
+  bool offload_activations = false;
 
   bool best_is_greater() const;        // resolves greater_is_better against the metric
   std::string best_metric_key() const;  // "eval_<metric>"
@@ -96,6 +104,9 @@ TrainingArguments load_training_arguments(const std::string& path, const std::ve
 
 // The arguments as "name: value" lines, non-default ones marked, for the start-of-run table.
 std::string format_training_arguments(const TrainingArguments& a);
+// How the Trainer's model state keeps the blocks' saved tensors under these arguments.
+nn::ActivationPolicy activation_policy(const TrainingArguments& a);
+
 // As JSON text (written to checkpoints as training_args.json).
 std::string training_arguments_json(const TrainingArguments& a);
 
