@@ -16,7 +16,7 @@ namespace {
 constexpr size_t kPage = 4096;
 constexpr size_t kReserve = size_t{1} << 38;  // 256 GiB of address space, none of it memory
 constexpr size_t kGrowth = size_t{16} << 20;  // the file grows in steps of this
-constexpr size_t kPiece = size_t{2} << 20;    // store / load drop the pool's pages this often
+constexpr size_t kPiece = size_t{1} << 20;    // store / load drop the pool's pages this often
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
