@@ -3,7 +3,8 @@
 // recomputed for every block and every 2nd block, offloaded to the file-backed pool, and
 // offloaded + every 2nd block recomputed. Each policy runs in its own forked child; the rounds
 // run every policy in turn, so a slow spell of a shared machine hits all of them. Prints one
-// table; timings are medians over all rounds' steps and ratios to "kept".
+// table; timings are medians over all rounds' steps and ratios to "kept", as wall clock and
+// as the process's CPU time (robust to other load on a shared machine).
 //
 //   bench_activation_memory [--threads 2] [--batch 4] [--seq 256] [--layers 12] [--steps 3]
 //                           [--warmup 1] [--rounds 2] [--json FILE]
@@ -14,6 +15,8 @@
 // activations term); "step" is the peak over all steps minus base (activations + backward
 // scratch + anything else a step touches). The offload pool lives in the page cache of an
 // unlinked file in $TMPDIR: not in the resident set, reported apart.
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -54,10 +57,27 @@ struct Shape {
 constexpr int kMaxSteps = 64;
 struct ChildResult {  // trivially copyable: it crosses a pipe
   double step_ms[kMaxSteps], fwd_ms[kMaxSteps], bwd_ms[kMaxSteps];
+  double cpu_ms[kMaxSteps];  // CPU time of the whole process over the step (every thread)
   double activations_mib, step_mib, pool_mib, loss;
 };
 
 double mib(size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+// CPU time of this process, all threads (ms). On a shared machine the wall clock of a step
+// includes the time other processes held the cores; the CPU time is the work the step did,
+// the offloading thread's copies and page faults included.
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string one;
+  f >> one;
+  return one;
+}
 
 nn::ActivationPolicy policy_of(const Policy& p) {
   nn::ActivationPolicy ap;
@@ -92,6 +112,7 @@ ChildResult run_policy(const Policy& p, const Shape& s) {
   for (int step = 0; step < s.warmup + s.steps; ++step) {
     const nn::DropoutCtx drop{true, mix64(static_cast<uint64_t>(step))};
     const auto t0 = Clock::now();
+    const double cpu0 = process_cpu_ms();
     model->grads().zero();
     model->forward(b, drop, *acts);
     if (step == 0) r.activations_mib = mib(resident_memory().now - base);
@@ -102,6 +123,7 @@ ChildResult run_policy(const Policy& p, const Shape& s) {
     opt.step(model->params().data(), model->grads().data(), oc.lr);
     const auto t3 = Clock::now();
     if (step < s.warmup) continue;
+    r.cpu_ms[step - s.warmup] = process_cpu_ms() - cpu0;
     r.step_ms[step - s.warmup] = ms(t0, t3);
     r.fwd_ms[step - s.warmup] = ms(t0, t1);
     r.bwd_ms[step - s.warmup] = ms(t1, t2);
@@ -149,7 +171,9 @@ int main(int argc, char** argv) {
               "medians of %d rounds x %d steps after %d warm-up\n",
               s.layers, s.batch, s.seq, bench::machine().c_str(), s.threads, rounds, s.steps, s.warmup);
 
-  std::vector<std::vector<double>> step_ms(std::size(kPolicies)), fwd(std::size(kPolicies)), bwd(std::size(kPolicies));
+  std::printf("load average (1 min) at start: %s\n", load_average().c_str());
+  std::vector<std::vector<double>> step_ms(std::size(kPolicies)), fwd(std::size(kPolicies)), bwd(std::size(kPolicies)),
+      cpu(std::size(kPolicies));
   std::vector<ChildResult> last(std::size(kPolicies));
   for (int round = 0; round < rounds; ++round)
     for (size_t k = 0; k < std::size(kPolicies); ++k) {
@@ -162,29 +186,36 @@ int main(int argc, char** argv) {
         step_ms[k].push_back(last[k].step_ms[i]);
         fwd[k].push_back(last[k].fwd_ms[i]);
         bwd[k].push_back(last[k].bwd_ms[i]);
+        cpu[k].push_back(last[k].cpu_ms[i]);
       }
     }
 
   // The estimate needs only the parameter table; the flat buffers are reserved, never touched.
   const auto shape_only = make_model<float>(bench::gpt2_124m_config(s.layers));
-  std::printf("\n%-26s %9s %7s %13s | %21s %8s | %21s | %9s %9s\n", "policy", "ms/step", "x kept", "fwd/bwd ms",
-              "activations MiB est/meas", "vs kept", "step peak MiB est/meas", "pool MiB", "loss");
+  std::printf("load average (1 min) at end: %s\n", load_average().c_str());
+  std::printf("\n%-26s %9s %7s %13s %10s %7s | %21s %8s | %21s | %9s %9s\n", "policy", "ms/step", "x kept",
+              "fwd/bwd ms", "CPU ms", "x kept", "activations MiB est/meas", "vs kept", "step peak MiB est/meas",
+              "pool MiB", "loss");
   nlohmann::json out = {{"machine", bench::machine()}, {"threads", s.threads}, {"batch", s.batch}, {"seq", s.seq},
                         {"layers", s.layers}, {"rounds", rounds}, {"steps", s.steps}};
-  const double kept_ms = bench::median(step_ms[0]), kept_acts = last[0].activations_mib;
+  const double kept_ms = bench::median(step_ms[0]), kept_cpu = bench::median(cpu[0]);
+  const double kept_acts = last[0].activations_mib;
   for (size_t k = 0; k < std::size(kPolicies); ++k) {
     const MemoryEstimate e = estimate_training_memory(*shape_only, s.batch, s.seq, policy_of(kPolicies[k]));
     const ChildResult& r = last[k];
-    const double med = bench::median(step_ms[k]);
+    const double med = bench::median(step_ms[k]), med_cpu = bench::median(cpu[k]);
     char phases[32], acts[32], step[32];
     std::snprintf(phases, sizeof phases, "%.0f/%.0f", bench::median(fwd[k]), bench::median(bwd[k]));
     std::snprintf(acts, sizeof acts, "%.0f / %.0f", mib(e.activations), r.activations_mib);
     std::snprintf(step, sizeof step, "%.0f / %.0f", mib(e.activations + e.scratch), r.step_mib);
-    std::printf("%-26s %9.0f %7.3f %13s | %21s %7.0f%% | %21s | %9.0f %9.4f\n", kPolicies[k].name, med, med / kept_ms,
-                phases, acts, 100.0 * (r.activations_mib / kept_acts - 1), step, r.pool_mib, r.loss);
+    std::printf("%-26s %9.0f %7.3f %13s %10.0f %7.3f | %21s %7.0f%% | %21s | %9.0f %9.4f\n", kPolicies[k].name, med,
+                med / kept_ms, phases, med_cpu, med_cpu / kept_cpu, acts, 100.0 * (r.activations_mib / kept_acts - 1),
+                step, r.pool_mib, r.loss);
     out["policies"].push_back({{"policy", kPolicies[k].name},
                                {"ms_per_step_median", med},
                                {"ratio_to_kept", med / kept_ms},
+                               {"cpu_ms_per_step_median", med_cpu},
+                               {"cpu_ratio_to_kept", med_cpu / kept_cpu},
                                {"activations_mib_estimated", mib(e.activations)},
                                {"activations_mib_measured", r.activations_mib},
                                {"step_peak_mib_estimated", mib(e.activations + e.scratch)},

@@ -77,6 +77,7 @@ Batch make_batch(const ModelConfig& c, uint64_t seed) {
 struct TrainRun {
   std::vector<double> losses;                    // per step
   std::vector<float> first_grads, final_params;  // gradients of step 1; parameters after step 3
+  std::vector<float> inferred;                   // the head's first output of infer() after step 1
 };
 
 // Three AdamW steps with dropout on. split > 0 runs units [0, split) and [split, end) with a
@@ -105,7 +106,15 @@ TrainRun train(const std::string& arch, const nn::ActivationPolicy& policy, int 
       const float* dh = m->backward(b, drop, {split, m->num_units()}, nullptr, *second);
       m->backward(b, drop, {0, split}, dh, *first);
     }
-    if (step == 0) r.first_grads.assign(m->grads().data(), m->grads().data() + m->grads().size());
+    if (step == 0) {
+      r.first_grads.assign(m->grads().data(), m->grads().data() + m->grads().size());
+      // Evaluation between steps reuses the state's buffers; training must go on unharmed.
+      m->infer(b, *first);
+      const HeadOutput<float> o = m->head_outputs(b, *first).at(0);
+      size_t n = 1;
+      for (int64_t d : o.shape) n *= static_cast<size_t>(d);
+      r.inferred.assign(o.data, o.data + n);
+    }
     opt.step(m->params().data(), m->grads().data(), 1e-2);
   }
   r.final_params.assign(m->params().data(), m->params().data() + m->params().size());
@@ -114,6 +123,7 @@ TrainRun train(const std::string& arch, const nn::ActivationPolicy& policy, int 
 
 void expect_identical(const TrainRun& got, const TrainRun& want) {
   EXPECT_EQ(got.losses, want.losses);
+  EXPECT_EQ(got.inferred, want.inferred);
   ASSERT_EQ(got.first_grads.size(), want.first_grads.size());
   EXPECT_EQ(0, std::memcmp(got.first_grads.data(), want.first_grads.data(), want.first_grads.size() * sizeof(float)))
       << "gradients differ";
@@ -174,6 +184,12 @@ TEST(ActivationFootprint, CountsWhatEachPolicyHolds) {
   EXPECT_EQ(f(0, true).resident, 2 * B + 2 * (S + B));
   // Offloading a fully recomputed model moves the inputs only.
   EXPECT_EQ(f(1, true).offloaded, 2 * B);
+  // Inference's two slots: records 0 and 1 (kept: only their outputs are new), the workspace
+  // and record 1 (checkpointing: record 1 holds no saved state when every block is recomputed).
+  EXPECT_EQ(f(0, false).inference, 2 * B);
+  EXPECT_EQ(f(1, false).inference, S + B);
+  EXPECT_EQ(f(2, false).inference, B);
+  EXPECT_EQ(f(0, true).inference, 2 * B);
   // A range past the first block: its first record reads the caller's input.
   EXPECT_EQ(nn::block_footprint(policy(0, false), 3, 5, S, B).resident, 3 * B + 2 * S);
 }

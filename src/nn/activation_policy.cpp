@@ -38,11 +38,11 @@ ActivationFootprint block_footprint(const ActivationPolicy& p, int first, int en
   if (p.offload)
     for (int s = 0; s < 2; ++s) f.resident += (slot_input[s] ? boundary : 0) + (slot_saved[s] ? saved : 0);
   if (any_checkpointed) f.resident += saved + boundary;  // the recompute workspace, with its output
-  // Inference runs blocks through records 0 and 1 in turn, writing their outputs too.
-  for (int s = 0; s < 2; ++s) {
-    const bool allocated = p.offload ? slot_saved[s] : record_saved[s];
-    f.inference += boundary + (allocated ? 0 : saved);
-  }
+  // Inference runs blocks through two slots in turn (BlockActivations::inference_slot),
+  // writing their outputs too: the workspace (already whole) or record 0, and record 1.
+  if (p.checkpoint_every > 0) f.inference += any_checkpointed ? 0 : saved + boundary;
+  else f.inference += boundary + ((p.offload ? slot_saved[0] : record_saved[0]) ? 0 : saved);
+  f.inference += boundary + ((p.offload ? slot_saved[1] : record_saved[1]) ? 0 : saved);
   return f;
 }
 

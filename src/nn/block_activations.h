@@ -36,10 +36,57 @@ class BlockActivations {
  public:
   explicit BlockActivations(ActivationPolicy policy = {}) : policy_(std::move(policy)) {}
 
-  const ActivationPolicy& policy() const { return policy_; }
+  // Forward over blocks [first, end): fn(i, x, saved) runs block i from its input x. Block
+  // `first` reads `input`, which the caller keeps unchanged until that block's backward is
+  // done. Returns the last block's output (`input` when the range has no block).
+  template <typename Fn>
+  const T* forward(int first, int end, const T* input, Fn&& fn) {
+    if (first >= end) return input;
+    begin_forward(first, end, input);
+    for (int i = first; i < end; ++i) forward_block(i, fn);
+    return out_.data();
+  }
 
-  // A forward over blocks [first, end) begins. Block `first` reads `input`, which the caller
-  // keeps unchanged until that block's backward is done.
+  const T* input(int i) const { return i == first_ ? first_input_ : record(i).input.data(); }
+
+  // The saved state for block i's backward (blocks in reverse order): fetched from the pool
+  // if offloaded, recomputed with fn(i, x, saved) (the forward's fn) if checkpointed. Valid
+  // until the next call.
+  template <typename Fn>
+  const Saved& for_backward(int i, Fn&& fn) {
+    if (policy_.offload) {
+      if (offloaded(i)) worker_->wait(pending_[slot(i)]);
+      // Prefetch block i-1's record into the other slot (block i+1 is done with it) while
+      // block i's backward runs.
+      if (i - 1 >= first_ && offloaded(i - 1)) pending_[slot(i - 1)] = fetch(i - 1);
+    }
+    if (!policy_.checkpointed(i)) return record(i).saved;
+    fn(i, input(i), work_);
+    return work_;
+  }
+
+  // Inference runs blocks through these two in turn (j = 0, 1, 2, ...), chosen among what
+  // training allocates: the recompute workspace if there is one, and record 1 (record 0 too
+  // without checkpointing). It overwrites the records of a forward whose backward has not run.
+  Saved& inference_slot(int j) {
+    if (records_.size() < 2) records_.resize(2);
+    if (j % 2) return records_[1].saved;
+    return policy_.checkpoint_every > 0 ? work_ : records_[0].saved;
+  }
+
+  // The most the offload pool has held in one pass.
+  size_t offload_pool_bytes() const { return pool_ ? pool_->peak_bytes() : 0; }
+
+ private:
+  struct Record {
+    Buffer<T> input;
+    Saved saved;
+  };
+  struct Region {  // one record in the pool: per buffer of record_buffers(), its place and size
+    std::vector<std::byte*> at;
+    std::vector<size_t> sizes;
+  };
+
   void begin_forward(int first, int end, const T* input) {
     if (worker_) worker_->wait_all();  // copies of an earlier pass that never ran backward
     first_ = first;
@@ -56,14 +103,14 @@ class BlockActivations {
     pending_[0] = pending_[1] = 0;
   }
 
-  // Block i's forward: fn(x, saved) with x the block's input; keeps what the policy keeps.
+  // Block i's forward, keeping what the policy keeps.
   template <typename Fn>
-  void forward(int i, Fn&& fn) {
+  void forward_block(int i, Fn& fn) {
     Saved& t = target(i);
     // The hand-off buffer is lent as the block's output, so the output is written in place
-    // and then handed to the next record (or to output()) without a copy.
+    // and then handed to the next record (or kept as the range's output) without a copy.
     std::swap(t.out, handoff_);
-    fn(input(i), t);
+    fn(i, input(i), t);
     std::swap(t.out, handoff_);
     if (i + 1 < end_) {
       if (policy_.offload) worker_->wait(pending_[slot(i + 1)]);  // the slot's last record is in the pool
@@ -73,44 +120,6 @@ class BlockActivations {
     }
     if (offloaded(i)) pending_[slot(i)] = copy_out(i);
   }
-
-  const T* input(int i) const { return i == first_ ? first_input_ : record(i).input.data(); }
-  const T* output() const { return out_.data(); }  // the last block's output
-
-  // The saved state for block i's backward (blocks in reverse order): fetched from the pool
-  // if offloaded, recomputed with recompute(x, saved) if checkpointed. Valid until the next call.
-  template <typename Fn>
-  const Saved& for_backward(int i, Fn&& recompute) {
-    if (policy_.offload) {
-      if (offloaded(i)) worker_->wait(pending_[slot(i)]);
-      // Prefetch block i-1's record into the other slot (block i+1 is done with it) while
-      // block i's backward runs.
-      if (i - 1 >= first_ && offloaded(i - 1)) pending_[slot(i - 1)] = fetch(i - 1);
-    }
-    if (!policy_.checkpointed(i)) return record(i).saved;
-    recompute(input(i), work_);
-    return work_;
-  }
-
-  // Inference runs blocks through these two in turn (j = 0, 1, 2, ...); it overwrites the
-  // records of a forward whose backward has not run.
-  Saved& inference_slot(int j) {
-    if (records_.size() < 2) records_.resize(2);
-    return records_[static_cast<size_t>(j % 2)].saved;
-  }
-
-  // The most the offload pool has held in one pass.
-  size_t offload_pool_bytes() const { return pool_ ? pool_->peak_bytes() : 0; }
-
- private:
-  struct Record {
-    Buffer<T> input;
-    Saved saved;
-  };
-  struct Region {  // one record in the pool: per buffer of record_buffers(), its place and size
-    std::vector<std::byte*> at;
-    std::vector<size_t> sizes;
-  };
 
   bool offloaded(int i) const { return policy_.offload && i + 2 < end_; }
   size_t slot(int i) const { return static_cast<size_t>(i - first_) % 2; }

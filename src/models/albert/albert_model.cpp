@@ -178,16 +178,13 @@ const T* AlbertModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Uni
     s.input.resize(NH);
     std::copy_n(input, NH, s.input.data());
   }
-  const T* x = r.begin == 0 ? s.mapped.data() : s.input.data();
-  const int first = (std::max(r.begin, 1) - 1) * inner(), end = std::min(r.end - 1, L) * inner();  // applications of r
-  if (first < end) {
-    s.applications.begin_forward(first, end, x);
-    for (int k = first; k < end; ++k)
-      s.applications.forward(k, [&](const T* in, nn::EncoderLayerSaved<T>& sv) {
-        nn::encoder_layer_forward(application(k), f, in, b.attention_mask.data(), b.B, b.T, drop, sv);
-      });
-    x = s.applications.output();
-  }
+  // The applications of r's repeats.
+  const T* x = s.applications.forward((std::max(r.begin, 1) - 1) * inner(), std::min(r.end - 1, L) * inner(),
+                                      r.begin == 0 ? s.mapped.data() : s.input.data(),
+                                      [&](int k, const T* in, nn::EncoderLayerSaved<T>& sv) {
+                                        nn::encoder_layer_forward(application(k), f, in, b.attention_mask.data(), b.B,
+                                                                  b.T, drop, sv);
+                                      });
   if (!r.contains(this->head_unit())) return x;
   s.last_hidden = x;
   if (c.task == Task::Base) return x;
@@ -292,9 +289,10 @@ const T* AlbertModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Un
   }
   const int per_group = L / c.num_hidden_groups;
   for (int k = std::min(r.end - 1, L) * inner() - 1; k >= (std::max(r.begin, 1) - 1) * inner(); --k) {
-    const nn::EncoderLayerSaved<T>& sv = s.applications.for_backward(k, [&](const T* in, nn::EncoderLayerSaved<T>& w) {
-      nn::encoder_layer_forward(application(k), f, in, b.attention_mask.data(), b.B, b.T, drop, w);
-    });
+    const nn::EncoderLayerSaved<T>& sv =
+        s.applications.for_backward(k, [&](int j, const T* in, nn::EncoderLayerSaved<T>& w) {
+          nn::encoder_layer_forward(application(j), f, in, b.attention_mask.data(), b.B, b.T, drop, w);
+        });
     nn::encoder_layer_backward(application(k), f, s.applications.input(k), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);
     std::swap(s.d_hidden, s.d_hidden_next);

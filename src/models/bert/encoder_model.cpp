@@ -204,16 +204,12 @@ const T* EncoderModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Un
     s.input.resize(static_cast<size_t>(N) * this->cfg_.hidden_size);
     std::copy_n(input, s.input.size(), s.input.data());
   }
-  const T* x = r.begin == 0 ? s.embeddings.out.data() : s.input.data();
-  const int first = std::max(r.begin, 1) - 1, end = std::min(r.end - 1, L);  // blocks of r
-  if (first < end) {
-    s.blocks.begin_forward(first, end, x);
-    for (int i = first; i < end; ++i)
-      s.blocks.forward(i, [&](const T* in, nn::EncoderLayerSaved<T>& sv) {
-        nn::encoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T, drop, sv);
-      });
-    x = s.blocks.output();
-  }
+  const T* x = s.blocks.forward(std::max(r.begin, 1) - 1, std::min(r.end - 1, L),
+                                 r.begin == 0 ? s.embeddings.out.data() : s.input.data(),
+                                 [&](int i, const T* in, nn::EncoderLayerSaved<T>& sv) {
+                                   nn::encoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T,
+                                                             drop, sv);
+                                 });
   if (!r.contains(this->head_unit())) return x;
   s.last_hidden = x;
   if (this->cfg_.task == Task::Base) return x;
@@ -273,8 +269,8 @@ const T* EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, U
     std::copy_n(d_output, NC, s.d_hidden.data());
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
-    const nn::EncoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](const T* in, nn::EncoderLayerSaved<T>& w) {
-      nn::encoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T, drop, w);
+    const nn::EncoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::EncoderLayerSaved<T>& w) {
+      nn::encoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w);
     });
     nn::encoder_layer_backward(layers_[i], f, s.blocks.input(i), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);

@@ -169,16 +169,12 @@ const T* Gpt2Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
     s.input.resize(static_cast<size_t>(N) * this->cfg_.hidden_size);
     std::copy_n(input, s.input.size(), s.input.data());
   }
-  const T* x = r.begin == 0 ? s.embeddings.data() : s.input.data();
-  const int first = std::max(r.begin, 1) - 1, end = std::min(r.end - 1, L);  // blocks of r
-  if (first < end) {
-    s.blocks.begin_forward(first, end, x);
-    for (int i = first; i < end; ++i)
-      s.blocks.forward(i, [&](const T* in, nn::DecoderLayerSaved<T>& sv) {
-        nn::decoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T, drop, sv);
-      });
-    x = s.blocks.output();
-  }
+  const T* x = s.blocks.forward(std::max(r.begin, 1) - 1, std::min(r.end - 1, L),
+                                 r.begin == 0 ? s.embeddings.data() : s.input.data(),
+                                 [&](int i, const T* in, nn::DecoderLayerSaved<T>& sv) {
+                                   nn::decoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T,
+                                                             drop, sv);
+                                 });
   if (!r.contains(this->head_unit())) return x;
   return head_forward(b, drop, x, s);
 }
@@ -288,8 +284,8 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
     std::copy_n(d_output, NC, s.d_hidden.data());
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
-    const nn::DecoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](const T* in, nn::DecoderLayerSaved<T>& w) {
-      nn::decoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T, drop, w);
+    const nn::DecoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::DecoderLayerSaved<T>& w) {
+      nn::decoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w);
     });
     nn::decoder_layer_backward(layers_[i], f, s.blocks.input(i), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);
