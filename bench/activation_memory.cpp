@@ -28,8 +28,8 @@
 #include "kernels/ops.h"
 #include "models/memory_estimate.h"
 #include "models/registry.h"
+#include "tensor/resident_memory.h"
 #include "train/optimizer.h"
-#include "util/resident_memory.h"
 #include "util/rng.h"
 
 namespace {
@@ -105,7 +105,7 @@ ChildResult run_policy(const Policy& p, const Shape& s) {
   oc.weight_decay = 0.01;
   Optimizer<float> opt(oc, model->table());
   const auto acts = model->new_state(policy_of(p));
-  const size_t base = resident_memory().now;
+  const size_t base = resident_set_bytes();
 
   ChildResult r{};
   auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
@@ -115,7 +115,7 @@ ChildResult run_policy(const Policy& p, const Shape& s) {
     const double cpu0 = process_cpu_ms();
     model->grads().zero();
     model->forward(b, drop, *acts);
-    if (step == 0) r.activations_mib = mib(resident_memory().now - base);
+    if (step == 0) r.activations_mib = mib(resident_set_bytes() - base);
     r.loss = model->loss(b, *acts).loss;
     const auto t1 = Clock::now();
     model->backward(b, drop, *acts);
@@ -128,7 +128,7 @@ ChildResult run_policy(const Policy& p, const Shape& s) {
     r.fwd_ms[step - s.warmup] = ms(t0, t1);
     r.bwd_ms[step - s.warmup] = ms(t1, t2);
   }
-  r.step_mib = mib(resident_memory().peak - base);
+  r.step_mib = mib(peak_resident_bytes() - base);
   r.pool_mib = mib(acts->offload_pool_bytes());
   return r;
 }
@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
   const double kept_ms = bench::median(step_ms[0]), kept_cpu = bench::median(cpu[0]);
   const double kept_acts = last[0].activations_mib;
   for (size_t k = 0; k < std::size(kPolicies); ++k) {
-    const MemoryEstimate e = estimate_training_memory(*shape_only, s.batch, s.seq, policy_of(kPolicies[k]));
+    const MemoryEstimate e = estimate_training_memory(*shape_only, s.batch, s.seq, 4, 2, policy_of(kPolicies[k]));
     const ChildResult& r = last[k];
     const double med = bench::median(step_ms[k]), med_cpu = bench::median(cpu[k]);
     char phases[32], acts[32], step[32];

@@ -3,9 +3,12 @@
 # Builds nothing: it runs build/strata (./scripts/bootstrap.sh or cmake builds it).
 #
 #   examples/run.sh mlm                  masked-LM pretraining on examples/corpus -> out/mlm
-#   examples/run.sh finetune-pretrained  Austen novel attribution from out/mlm -> out/austen-pretrained
-#   examples/run.sh finetune-random      the same from random init -> out/austen-random
-#   examples/run.sh compare              mlm (unless out/mlm has a model), both fine-tunes, and the table
+#   examples/run.sh compare              the held-out comparison: mlm (unless out/mlm has a model),
+#                                        then WordNet supersense fine-tuned from out/mlm and from
+#                                        random init -> out/supersense-{pretrained,random}, and a table
+#   examples/run.sh compare-austen       the same on Austen novel attribution -> out/austen-*
+#   examples/run.sh supersense-pretrained | supersense-random | austen-pretrained | austen-random
+#                                        one arm of a comparison
 #   examples/run.sh clm                  GPT-2 causal-LM pretraining on examples/corpus -> out/clm
 #   examples/run.sh generate [PROMPT]    continue PROMPT with out/clm
 #   examples/run.sh qa | qa_v2           extractive QA over WordNet glosses -> out/qa, out/qa_v2
@@ -22,30 +25,34 @@ shift || true
 
 train() { echo "+ $STRATA train $*" >&2; "$STRATA" train "$@"; }
 
-# test_accuracy and eval_accuracy of a finished fine-tune, for the comparison table.
-figures() {
-  local f=$1/all_results.json
-  printf '%-26s' "$2"
-  for k in eval_accuracy test_accuracy test_f1_macro train_runtime; do
-    printf ' %10s' "$(grep -oE "\"$k\": [-0-9.e]+" "$f" | awk '{printf "%.4g", $2}')"
-  done
+need_mlm() {
+  [[ -f out/mlm/model.safetensors ]] || { echo "run.sh: no out/mlm/model.safetensors; run 'examples/run.sh mlm' first" >&2; exit 1; }
+}
+
+# A comparison: pretrain unless out/mlm has a model, fine-tune both arms, print the table.
+compare() {
+  local task=$1
+  shift
+  [[ -f out/mlm/model.safetensors ]] || train examples/pretrain/mlm_pretrain.yaml
+  train examples/$task/finetune_pretrained.yaml "$@"
+  train examples/$task/finetune_random.yaml "$@"
   echo
+  printf '%-22s %9s %9s %9s %9s\n' "$task" eval_acc test_acc test_f1m train_s
+  for arm in pretrained random; do
+    printf '%-22s' "$arm"
+    for k in eval_accuracy test_accuracy test_f1_macro train_runtime; do
+      printf ' %9s' "$(grep -oE "\"$k\": [-0-9.e]+" "out/$task-$arm/all_results.json" | awk '{printf "%.4g", $2}')"
+    done
+    echo
+  done
 }
 
 case $name in
   mlm) train examples/pretrain/mlm_pretrain.yaml "$@" ;;
-  finetune-pretrained)
-    [[ -f out/mlm/model.safetensors ]] || { echo "run.sh: no out/mlm/model.safetensors; run 'examples/run.sh mlm' first" >&2; exit 1; }
-    train examples/austen/finetune_pretrained.yaml "$@" ;;
-  finetune-random) train examples/austen/finetune_random.yaml "$@" ;;
-  compare)
-    [[ -f out/mlm/model.safetensors ]] || train examples/pretrain/mlm_pretrain.yaml
-    train examples/austen/finetune_pretrained.yaml "$@"
-    train examples/austen/finetune_random.yaml "$@"
-    echo
-    printf '%-26s %10s %10s %10s %10s\n' "Austen attribution" eval_acc test_acc test_f1_mac train_s
-    figures out/austen-pretrained "pretrained (out/mlm)"
-    figures out/austen-random "random init" ;;
+  compare) compare supersense "$@" ;;
+  compare-austen) compare austen "$@" ;;
+  supersense-pretrained | austen-pretrained) need_mlm; train examples/${name%-*}/finetune_pretrained.yaml "$@" ;;
+  supersense-random | austen-random) train examples/${name%-*}/finetune_random.yaml "$@" ;;
   clm) train examples/pretrain/clm.yaml "$@" ;;
   generate)
     prompt=${1:-"It is a truth universally acknowledged, that"}

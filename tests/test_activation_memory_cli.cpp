@@ -74,7 +74,7 @@ class ActivationMemoryCli : public testing::Test {
     const test::CommandResult r = run_strata({"train", y}, dir_);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     j.output = r.out + r.err;
-    const std::regex peak(R"(peak resident memory ([0-9.]+) MiB measured \(VmHWM\); predicted ([0-9.]+) MiB)");
+    const std::regex peak(R"(memory measured, rank 0: peak RSS ([0-9.]+) MiB;.*; predicted peak ([0-9.]+) MiB)");
     std::smatch m;
     if (std::regex_search(j.output, m, peak)) {
       j.measured_mib = std::stod(m[1]);
@@ -96,7 +96,7 @@ TEST_F(ActivationMemoryCli, CheckpointingAndOffloadingTrainTheSameModelInLessMem
   EXPECT_NE(offload.output.find("offload pool"), std::string::npos) << offload.output;
   for (const Job* j : {&plain, &ckpt, &offload}) {
     SCOPED_TRACE(j->out_dir);
-    EXPECT_NE(j->output.find("memory per rank (estimate"), std::string::npos);
+    EXPECT_NE(j->output.find("memory plan per rank"), std::string::npos);
     EXPECT_NEAR(j->measured_mib / j->predicted_mib, 1.0, 0.10);
   }
   // The estimate: 4 blocks of 24 MiB kept, against one workspace (checkpointing) or two ring
@@ -118,7 +118,7 @@ TEST_F(ActivationMemoryCli, BadValuesAreRefusedNamingTheOption) {
   expect_command_error(run_strata({"train", y, "--set", "gradient_checkpointing=true", "--set",
                                    "gradient_checkpointing_every=0"},
                                   dir_),
-                       {"gradient_checkpointing_every must be >= 1", "got 0"});
+                       {"gradient_checkpointing_every must be at least 1", "got 0"});
   expect_command_error(run_strata({"train", y, "--set", "gradient_checkpointing_every=2"}, dir_),
                        {"gradient_checkpointing_every is 2 but gradient_checkpointing is false"});
   expect_command_error(run_strata({"train", y, "--set", "offload_activations=maybe"}, dir_),

@@ -196,10 +196,11 @@ TEST(ActivationFootprint, CountsWhatEachPolicyHolds) {
 
 TEST(ActivationFootprint, CheckpointingShrinksTheEstimateOfAGpt2) {
   const auto m = make_model<float>(parse_model_config(tiny_json("gpt2"), "gpt2 config"));
-  const MemoryEstimate plain = estimate_training_memory(*m, 4, 16), ckpt = estimate_training_memory(*m, 4, 16, policy(1, false));
+  const MemoryEstimate plain = estimate_training_memory(*m, 4, 16);
+  const MemoryEstimate ckpt = estimate_training_memory(*m, 4, 16, 4, 2, policy(1, false));
   EXPECT_LT(ckpt.activations, plain.activations);
   EXPECT_EQ(ckpt.parameters, plain.parameters);
-  const MemoryEstimate off = estimate_training_memory(*m, 4, 16, policy(0, true));
+  const MemoryEstimate off = estimate_training_memory(*m, 4, 16, 4, 2, policy(0, true));
   EXPECT_GT(off.offloaded, 0u);
   EXPECT_EQ(off.activations + off.offloaded, plain.activations);  // moved, not duplicated
 }

@@ -1,22 +1,30 @@
 // `strata info DIR`: what a model directory holds and what training it will cost.
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "models/memory_estimate.h"
 #include "models/registry.h"
+#include "train/memory_plan.h"
 #include "util/error.h"
 
 namespace strata::cli {
 
 int cmd_info(int argc, char** argv) {
-  const Args a("info", argc, argv, {"batch", "seq", "gradient-checkpointing-every"},
-               {"gradient-checkpointing", "offload-activations"});
+  const Args a("info", argc, argv, {"batch", "seq", "dp", "zero-stage", "bucket-mb", "gradient-checkpointing-every"},
+               {"shard-optimizer-state", "gradient-checkpointing", "offload-activations"});
   if (a.positional().size() != 1) fail("strata info: expected one model directory, e.g. strata info models/bert");
   const std::string dir = a.positional()[0];
   const ModelConfig cfg = load_model_config(dir);
   const int B = a.int_or("batch", 32), T = a.int_or("seq", 128);
   if (B <= 0 || T <= 0) fail("strata info: --batch and --seq must be positive");
+  // The layout: data-parallel degree and ZeRO stage (as a job's shard_optimizer_state / zero_stage).
+  const int dp = a.int_or("dp", 1);
+  const int stage = std::max(a.int_or("zero-stage", 0), a.flag_or("shard-optimizer-state", false) ? 1 : 0);
+  const double bucket_mb = a.num_or("bucket-mb", 25);
+  if (dp <= 0) fail("strata info: --dp must be positive");
+  if (stage < 0 || stage > 2) fail("strata info: --zero-stage must be 0, 1 or 2");
+  if (!(bucket_mb > 0)) fail("strata info: --bucket-mb must be positive");
   // The flat buffers are reserved, never touched: the table costs no memory of note.
   const std::unique_ptr<Model<float>> shape_only = make_model<float>(cfg);
   const size_t n = shape_only->table().total();
@@ -34,19 +42,17 @@ int cmd_info(int argc, char** argv) {
                 cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));
   std::printf("parameters     %zu (%.2fM; %.2fM in embeddings, %.2fM in the rest)\n", n, n / 1e6, embedding / 1e6,
               (n - embedding) / 1e6);
-  nn::ActivationPolicy policy;
+  nn::ActivationPolicy activations;
   if (a.flag_or("gradient-checkpointing", false)) {
-    policy.checkpoint_every = a.int_or("gradient-checkpointing-every", 1);
-    if (policy.checkpoint_every < 1)
-      fail("strata info: --gradient-checkpointing-every must be >= 1, got ", policy.checkpoint_every);
+    activations.checkpoint_every = a.int_or("gradient-checkpointing-every", 1);
+    if (activations.checkpoint_every < 1)
+      fail("strata info: --gradient-checkpointing-every must be >= 1, got ", activations.checkpoint_every);
   } else if (a.has("gradient-checkpointing-every")) {
     fail("strata info: --gradient-checkpointing-every needs --gradient-checkpointing");
   }
-  policy.offload = a.flag_or("offload-activations", false);
-  const MemoryEstimate m = estimate_training_memory(*shape_only, B, T, policy);
-  std::printf("training memory per process, fp32 + AdamW, batch %d x seq %d, activations %s:\n", B, T,
-              policy.describe().c_str());
-  std::printf("%s", format_memory_estimate(m).c_str());
+  activations.offload = a.flag_or("offload-activations", false);
+  std::printf("%s",
+              format_memory_plan(plan_rank_memory(*shape_only, B, T, dp, stage, bucket_mb, 2, activations), B, T).c_str());
   return 0;
 }
 

@@ -1,6 +1,8 @@
 // `strata train | evaluate | predict CONFIG.yaml [--set key=value ...]`: the Trainer as a
 // command, configured like HF's run_glue.py / run_mlm.py. Everything the configuration can
 // get wrong is checked before any work starts; outputs go to output_dir as HF writes them.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -12,12 +14,15 @@
 #include "cli/job_data.h"
 #include "data/loader.h"
 #include "dist/communicator.h"
+#include "dist/process_groups.h"
 #include "io/files.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
 #include "models/registry.h"
 #include "tokenizers/tokenizer.h"
+#include "train/memory_plan.h"
+#include "train/parallel_layout.h"
 #include "train/progress.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -31,7 +36,7 @@ namespace fs = std::filesystem;
 
 struct Job {
   TrainingArguments args;
-  dist::Communicator* comm = nullptr;
+  dist::Communicator* comm = nullptr;  // the data-parallel group
   JobData data;
   std::unique_ptr<Model<float>> model;
 };
@@ -82,17 +87,18 @@ std::string fingerprint(const TrainingArguments& a) {
   return std::to_string(h);
 }
 
-Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& comm, const dist::Layout& layout) {
+Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& world, dist::Communicator& data,
+           const dist::Layout& layout) {
   Job job;
   job.args = a;
-  job.comm = &comm;
+  job.comm = &data;
   // Ranks on one host share its cores.
   kernels::set_num_threads(a.num_threads > 0 ? a.num_threads
                                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
                                                                layout.local_world_size));
-  if (comm.size() > 1) dist::check_same_on_all_ranks(comm, fingerprint(a), "configuration or model files");
+  if (world.size() > 1) dist::check_same_on_all_ranks(world, fingerprint(a), "configuration or model files");
   ModelConfig cfg = model_config(a);
-  if (comm.rank() == 0)
+  if (world.rank() == 0)
     progress_message(cat("task: ", task_name(cfg.task),
                          a.task.empty() ? cat(" (from ", a.model_name_or_path,
                                               "/config.json; set task: to train the model for another)")
@@ -139,7 +145,15 @@ void print_metrics(const std::string& title, const nlohmann::json& m) {
   for (const auto& [k, v] : m.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
 }
 
-int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, const dist::Layout& layout);
+int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, const dist::ProcessGroups& groups,
+            const dist::Layout& layout);
+
+// Every rank's host name, in rank order (the grid banner shows which groups share a host).
+std::vector<std::string> host_names(dist::Communicator& world) {
+  char name[256] = "";
+  gethostname(name, sizeof name - 1);
+  return world.all_gather_bytes(name, "host names");
+}
 
 int run(int argc, char** argv, Mode mode, const char* name) {
   const Args cli(name, argc, argv, {"set"}, {});
@@ -155,6 +169,9 @@ int run(int argc, char** argv, Mode mode, const char* name) {
   if (mode == Mode::Predict) overrides.insert(overrides.begin(), "do_predict=true");
   const TrainingArguments a = load_training_arguments(cli.positional()[0], overrides);
   const dist::Layout layout = dist::detect_layout();
+  // The layout against the process count and the model, before MPI starts or any data is read.
+  const dist::RankGrid grid = make_rank_grid(a, layout);
+  check_parallel_layout(a, model_config(a), a.model_name_or_path + "/config.json", grid, layout);
   if (mode == Mode::Train && layout.rank == 0) check_output_dir(a);
   if (layout.rank == 0) {
     std::printf("strata %s %s\n%s", name, cli.positional()[0].c_str(), format_training_arguments(a).c_str());
@@ -162,7 +179,7 @@ int run(int argc, char** argv, Mode mode, const char* name) {
   }
   if (layout.world_size == 1) {
     auto single = dist::make_single_process_communicator();
-    return run_job(a, mode, *single, layout);
+    return run_job(a, mode, *single, dist::make_process_groups(*single, grid), layout);
   }
   // Several ranks: data parallel (as HF's Trainer under torchrun). A rank that fails takes
   // the job down at once, instead of leaving the others waiting in a collective.
@@ -170,18 +187,33 @@ int run(int argc, char** argv, Mode mode, const char* name) {
   if (mpi->size() != layout.world_size)
     fail("the environment says ", layout.world_size, " processes (", layout.source, ") but MPI has ", mpi->size());
   try {
-    return run_job(a, mode, *mpi, layout);
+    const dist::ProcessGroups groups = dist::make_process_groups(*mpi, grid);
+    const std::vector<std::string> hosts = host_names(*mpi);
+    if (mpi->rank() == 0) std::printf("%s", grid.describe(hosts).c_str());
+    return run_job(a, mode, *mpi, groups, layout);
   } catch (const Error& e) {
     mpi->abort(cat("strata: rank ", mpi->rank(), ": error: ", e.what()), 1);
     return 1;  // abort does not return
   }
 }
 
-int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, const dist::Layout& layout) {
-  const bool main = comm.rank() == 0;
-  Job job = set_up(a, mode, comm, layout);
+int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, const dist::ProcessGroups& groups,
+            const dist::Layout& layout) {
+  const bool main = world.rank() == 0;
+  dist::Communicator& comm = *groups.data;
+  Job job = set_up(a, mode, world, comm, layout);
+  if (main && mode == Mode::Train) {
+    // The longest sequence a batch can have: grouped texts' blocks, else max_seq_length.
+    const int T = a.block_size > 0 && !a.line_by_line ? a.block_size : a.max_seq_length;
+    const int B = a.per_device_train_batch_size;
+    std::printf("%s", format_memory_plan(plan_rank_memory(*job.model, B, T, comm.size(), a.sharding_stage(),
+                                                          a.ddp_bucket_cap_mb, a.optim == "sgd" ? 1 : 2,
+                                                          activation_policy(a)),
+                                         B, T)
+                          .c_str());
+  }
   if (main) fs::create_directories(a.output_dir);
-  comm.barrier("output directory ready");
+  world.barrier("output directory ready");
   auto train_data = mode == Mode::Train ? loader(job, job.data.train, true) : nullptr;
   auto eval_data = loader(job, job.data.validation, false);
   auto test_data = loader(job, job.data.test, false);
@@ -217,7 +249,7 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, con
     if (job.data.test.labelled) report("test", "test_results.json", r.metrics);
   }
   if (main) write_json(a.output_dir, "all_results.json", all);
-  comm.barrier("results written");
+  world.barrier("results written");
   return 0;
 }
 

@@ -37,6 +37,13 @@ class Communicator {
   virtual void reduce_scatter_sum(const float* in, float* out, size_t n_per_rank, const char* what) = 0;
   // out: size() * n_per_rank values, rank r's block at r * n_per_rank.
   virtual void all_gather(const float* in, float* out, size_t n_per_rank, const char* what) = 0;
+  // The sum over ranks of data[0, n) lands in `root`'s data (in place); the others' data is
+  // left as it was. ZeRO reduces each gradient bucket to the rank that owns its slice.
+  virtual void reduce_sum(float* data, size_t n, int root, const char* what) = 0;
+  // In place, blocks of unequal size: rank r's counts[r] values at data + counts[0] + ... +
+  // counts[r-1] are copied to every rank (ZeRO's parameter all-gather; the last slice of a
+  // flat buffer is shorter).
+  virtual void all_gather_v(float* data, const std::vector<size_t>& counts, const char* what) = 0;
   // Variable-sized byte blocks from every rank, in rank order (distributed eval results).
   virtual std::vector<std::string> all_gather_bytes(const std::string& mine, const char* what) = 0;
   virtual void broadcast(void* data, size_t bytes, int root, const char* what) = 0;

@@ -88,6 +88,30 @@ class MpiCommunicator final : public Communicator {
     for (int r = 0; r < size_; ++r) bcast(out + static_cast<size_t>(r) * n, n, MPI_FLOAT, r);
   }
 
+  void reduce_sum(float* data, size_t n, int root, const char* what) override {
+    check_peer(root, "reduce root");
+    Scope scope(*tracker_, {"reduce", "floats", n, root}, what);
+    const bool mine = rank_ == root;
+    for (size_t off = 0; off < n; off += max_)
+      call(MPI_Reduce(mine ? MPI_IN_PLACE : data + off, mine ? data + off : nullptr, count(n - off), MPI_FLOAT,
+                      MPI_SUM, root, comm_));
+  }
+
+  void all_gather_v(float* data, const std::vector<size_t>& counts, const char* what) override {
+    STRATA_CHECK(counts.size() == static_cast<size_t>(size_), "all_gather_v '", what, "': ", counts.size(),
+                 " counts for ", size_, " ranks");
+    std::vector<size_t> displs(counts.size() + 1, 0);
+    std::partial_sum(counts.begin(), counts.end(), displs.begin() + 1);
+    Scope scope(*tracker_, {"all_gather_v", "floats in all", displs.back()}, what);
+    // MPI's counts and displacements are int: past that, one broadcast per rank and chunk.
+    if (displs.back() <= max_) {
+      std::vector<int> c(counts.begin(), counts.end()), d(displs.begin(), displs.end() - 1);
+      return call(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, c.data(), d.data(), MPI_FLOAT, comm_));
+    }
+    for (int r = 0; r < size_; ++r)
+      bcast(data + displs[static_cast<size_t>(r)], counts[static_cast<size_t>(r)], MPI_FLOAT, r);
+  }
+
   std::vector<std::string> all_gather_bytes(const std::string& mine, const char* what) override {
     Scope scope(*tracker_, {"all_gather_bytes", "bytes from this rank", mine.size()}, what);
     const uint64_t my_size = mine.size();

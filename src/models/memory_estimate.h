@@ -4,7 +4,6 @@
 // under an activation policy (checkpointing and offloading change the activations).
 #pragma once
 #include <cstddef>
-#include <string>
 
 #include "models/model.h"
 
@@ -14,17 +13,11 @@ struct MemoryEstimate {
   size_t parameters, gradients, optimizer_state, activations, scratch;
   size_t offloaded;   // activations in the offload pool (file-backed, not resident)
   size_t evaluation;  // what an inference pass adds to the resident activations (at B x T)
-  // Resident bytes at the peak of a training step, and after an evaluation pass.
+  // Resident bytes at the peak of a training step.
   size_t total() const { return parameters + gradients + optimizer_state + activations + scratch; }
-  size_t total_with_evaluation() const { return total() + evaluation; }
 };
 
-// One line per term ("  parameters          474.7 MiB"), the resident total, then the offload
-// pool and what evaluation adds where they are not zero: strata info and the Trainer print it.
-std::string format_memory_estimate(const MemoryEstimate& m);
-
-MemoryEstimate estimate_training_memory(const Model<float>& model, int B, int T,
-                                        const nn::ActivationPolicy& policy = {}, size_t bytes_per_value = 4,
-                                        int optimizer_states = 2);
+MemoryEstimate estimate_training_memory(const Model<float>& model, int B, int T, size_t bytes_per_value = 4,
+                                        int optimizer_states = 2, const nn::ActivationPolicy& activations = {});
 
 }  // namespace strata

@@ -6,10 +6,9 @@
 #include <filesystem>
 
 #include "io/files.h"
-#include "io/safetensors.h"
 #include "models/pretrained.h"
+#include "train/optimizer_files.h"
 #include "util/error.h"
-#include "util/shape_str.h"
 
 namespace strata {
 
@@ -65,7 +64,8 @@ void copy_tokenizer_files(const std::string& src_dir, const std::string& dst_dir
   }
 }
 
-std::string save_checkpoint(const std::string& output_dir, const Model<float>& model, Optimizer<float>& opt,
+std::string save_checkpoint(const std::string& output_dir, const Model<float>& model,
+                            const std::function<void(const std::string&)>& write_optimizer,
                             const TrainerState& state, const std::string& tokenizer_dir,
                             const std::string& training_args_json) {
   const fs::path final_dir = fs::path(output_dir) / ("checkpoint-" + std::to_string(state.global_step));
@@ -76,12 +76,7 @@ std::string save_checkpoint(const std::string& output_dir, const Model<float>& m
   try {
     save_pretrained(model, tmp.string());
     copy_tokenizer_files(tokenizer_dir, tmp.string());
-    std::vector<io::TensorToWrite> tensors;
-    for (auto& [kind, buf] : opt.state_buffers())
-      for (const ParamEntry& e : model.table().entries())
-        tensors.push_back({kind + "." + e.name, DType::F32, e.shape, buf->data() + e.offset});
-    io::write_safetensors((tmp / "optimizer.safetensors").string(), tensors,
-                          {{"format", "pt"}, {"optimizer", opt.config().name}, {"step", std::to_string(opt.steps_taken())}});
+    write_optimizer(tmp.string());
     io::write_file_atomic((tmp / "trainer_state.json").string(), state.to_json().dump(2) + "\n");
     io::write_file_atomic((tmp / "training_args.json").string(), training_args_json);
     fs::remove_all(final_dir);  // a checkpoint of this step from an earlier, interrupted run
@@ -94,22 +89,7 @@ std::string save_checkpoint(const std::string& output_dir, const Model<float>& m
 }
 
 TrainerState load_checkpoint_state(const std::string& dir, const Model<float>& model, Optimizer<float>& opt) {
-  const std::string opt_path = (fs::path(dir) / "optimizer.safetensors").string();
-  if (!fs::exists(opt_path)) fail(dir, ": not a trainer checkpoint (no optimizer.safetensors)");
-  const io::SafetensorsFile f(opt_path);
-  auto meta = f.metadata();
-  if (meta["optimizer"] != opt.config().name)
-    fail(opt_path, ": holds '", meta["optimizer"], "' state but this run uses optim '", opt.config().name, "'");
-  for (auto& [kind, buf] : opt.state_buffers()) {
-    for (const ParamEntry& e : model.table().entries()) {
-      const io::TensorView* t = f.find(kind + "." + e.name);
-      if (!t) fail(opt_path, ": no tensor '", kind, ".", e.name, "': the checkpoint is from another model");
-      if (t->shape != e.shape)
-        fail(opt_path, ": tensor '", t->name, "' has shape ", shape_str(t->shape), ", the model has ", shape_str(e.shape));
-      io::convert_to<float>(*t, buf->data() + e.offset);
-    }
-  }
-  opt.set_steps_taken(std::stoll(meta["step"]));
+  read_optimizer_state(dir, model.table(), opt);
   return TrainerState::from_json(io::read_json_file((fs::path(dir) / "trainer_state.json").string()),
                                  (fs::path(dir) / "trainer_state.json").string());
 }

@@ -1,13 +1,16 @@
 // Trainer checkpoints: OUTPUT_DIR/checkpoint-<step>/ holding
 //   config.json + model.safetensors   (an HF model directory: from_pretrained loads it)
 //   tokenizer files                   (copied from the tokenizer directory)
-//   optimizer.safetensors             (exp_avg.<name>, exp_avg_sq.<name> | momentum_buffer.<name>)
+//   optimizer state                   (optimizer_files.h: optimizer.safetensors with
+//                                      exp_avg.<name>, exp_avg_sq.<name> | momentum_buffer.<name>;
+//                                      or, under ZeRO, per-rank slices + optimizer_layout.json)
 //   trainer_state.json                (step, epoch, data position, scheduler, RNG seed, log history, best)
 //   training_args.json
 // Written into a temporary directory and renamed when complete, so a crash never leaves a
 // checkpoint-<step> that looks whole but is not.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,12 +44,15 @@ struct TrainerState {
 };
 
 // Saves everything into OUTPUT_DIR/checkpoint-<global_step>; returns its path.
-std::string save_checkpoint(const std::string& output_dir, const Model<float>& model, Optimizer<float>& opt,
+// write_optimizer(dir) writes the optimizer state into the (temporary) checkpoint directory.
+std::string save_checkpoint(const std::string& output_dir, const Model<float>& model,
+                            const std::function<void(const std::string&)>& write_optimizer,
                             const TrainerState& state, const std::string& tokenizer_dir,
                             const std::string& training_args_json);
 
-// Restores optimizer state and trainer state from a checkpoint directory whose model weights
-// the caller has loaded. Errors name the file (and the tensor) that does not fit the model.
+// Restores optimizer state (of opt's slice, from any layout) and trainer state from a
+// checkpoint directory whose model weights the caller has loaded. Errors name the file (and
+// the tensor) that does not fit the model.
 TrainerState load_checkpoint_state(const std::string& dir, const Model<float>& model, Optimizer<float>& opt);
 
 // checkpoint-<N> directories under output_dir, oldest (smallest N) first.

@@ -7,14 +7,14 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 
 #include "io/files.h"
-#include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
-#include "train/memory_report.h"
+#include "tensor/resident_memory.h"
+#include "train/memory_plan.h"
+#include "train/optimizer_files.h"
 #include "train/progress.h"
 #include "train/scheduler.h"
 #include "util/error.h"
@@ -40,12 +40,9 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
     : args_(std::move(args)),
       comm_(comm),
       model_(std::move(model)),
+      dp_(std::make_unique<DataParallelStep>(comm_, *model_, args_.sharding_stage(), args_.ddp_bucket_cap_mb)),
       tokenizer_dir_(std::move(tokenizer_dir)),
       acts_(model_->new_state(activation_policy(args_))) {
-  if (comm_ && comm_->size() > 1) {
-    const auto cap = static_cast<size_t>(args_.ddp_bucket_cap_mb * 1024 * 1024 / sizeof(float));
-    reducer_ = std::make_unique<dist::GradientReducer>(*comm_, model_->grads().data(), model_->grads().size(), cap);
-  }
   OptimizerConfig oc;
   oc.name = args_.optim == "sgd" ? "sgd" : "adamw";
   oc.lr = args_.learning_rate;
@@ -55,7 +52,7 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
   oc.eps = args_.adam_epsilon;
   oc.momentum = args_.sgd_momentum;
   oc.exclude_bias_and_norm_from_decay = true;  // HF Trainer's parameter groups
-  optimizer_ = std::make_unique<Optimizer<float>>(oc, model_->table());
+  optimizer_ = std::make_unique<Optimizer<float>>(oc, model_->table(), dp_->owned_begin(), dp_->owned_end());
   if (args_.freeze_base_model) {
     std::vector<bool> frozen;
     for (const ParamEntry& e : model_->table().entries()) frozen.push_back(model_->is_base_parameter(e));
@@ -139,7 +136,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
-  MemoryReport memory(*model_, activation_policy(a));
+  held_before_training_ = memory_outside_plan();
   Progress bar(max_steps, a.disable_tqdm || !is_main_process());
   bar.update(state_.global_step, "");
   const auto t0 = std::chrono::steady_clock::now();
@@ -156,31 +153,33 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     int n = 0;
     while (n < a.gradient_accumulation_steps && train_data.next(micro[n])) ++n;
     if (n == 0) fail("training data ended early in epoch ", state_.epoch, " at batch ", state_.batch_in_epoch);
-    for (int i = 0; i < n; ++i) memory.saw_batch(micro[i].B, micro[i].T);
-    if (state_.global_step == start_step && is_main_process()) progress_message(memory.plan());
+    for (int i = 0; i < n; ++i) {  // the largest batch shape: where the plan puts the peak
+      largest_batch_.first = std::max(largest_batch_.first, micro[i].B);
+      largest_batch_.second = std::max(largest_batch_.second, micro[i].T);
+    }
     // The loss is normalised by the labels of the global batch (all micro-batches, all
     // ranks), so summing gradients over ranks gives the union batch's gradient.
     double local_norm = 0;
     for (int i = 0; i < n; ++i) local_norm += label_count(model_->config(), micro[i]);
     const double norm = all_sum(local_norm, "global label count");
 
-    model_->grads().zero();
+    dp_->zero_grads();
     double loss = 0;
     for (int i = 0; i < n; ++i) {
-      const bool last = i == n - 1;
-      if (last && reducer_) reducer_->begin_step();
-      if (micro[i].B == 0) continue;  // a rank's share of a short final batch can be empty
-      // Dropout masks differ per rank: each rank's rows are different examples.
-      const nn::DropoutCtx drop{true, dropout_seed(state_.seed ^ mix64(comm_ ? comm_->rank() : 0), state_.global_step, i)};
-      model_->forward(micro[i], drop, *acts_);
-      loss += model_->loss(micro[i], *acts_, norm).loss;
-      // Only the last micro-batch's backward reduces: earlier ones accumulate locally.
-      std::function<void(size_t)> hook;
-      if (last && reducer_) hook = [this](size_t offset) { reducer_->grads_final_from(offset); };
-      model_->backward(micro[i], drop, *acts_, a.freeze_base_model, hook);
-      tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
+      // Which micro-batches reduce is the data-parallel stage's choice: the last only (local
+      // accumulation before), or every one (ZeRO-2).
+      dp_->begin_micro(i, n);
+      if (micro[i].B > 0) {  // a rank's share of a short final batch can be empty
+        // Dropout masks differ per rank: each rank's rows are different examples.
+        const nn::DropoutCtx drop{true,
+                                  dropout_seed(state_.seed ^ mix64(comm_ ? comm_->rank() : 0), state_.global_step, i)};
+        model_->forward(micro[i], drop, *acts_);
+        loss += model_->loss(micro[i], *acts_, norm).loss;
+        model_->backward(micro[i], drop, *acts_, a.freeze_base_model, dp_->hook(i, n));
+        tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
+      }
+      dp_->end_micro(i, n);
     }
-    if (reducer_) reducer_->finish_step();
     loss = all_sum(loss, "training loss");
     if (!std::isfinite(loss)) {
       const auto saved = list_checkpoints(a.output_dir);
@@ -188,14 +187,9 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
            saved.empty() ? std::string("No checkpoint was saved yet.")
                          : "The last good checkpoint is " + saved.back() + " (resume_from_checkpoint: latest).");
     }
-    Buffer<float>& g = model_->grads();
-    const double grad_norm = std::sqrt(kernels::sum_squares(g.data(), g.size()));
-    if (a.max_grad_norm > 0) {  // torch.nn.utils.clip_grad_norm_
-      const double coef = a.max_grad_norm / (grad_norm + 1e-6);
-      if (coef < 1) kernels::scale(g.data(), g.size(), static_cast<float>(coef));
-    }
+    const double grad_norm = dp_->clip(a.max_grad_norm);
     const double lr = sched.lr_at(state_.global_step);
-    optimizer_->step(model_->params().data(), g.data(), lr);
+    dp_->update(*optimizer_, lr);
 
     ++state_.global_step;
     state_.batch_in_epoch += n;
@@ -225,15 +219,6 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   }
   bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::string peak = memory.measured(acts_->offload_pool_bytes(), a.eval_strategy != "no");
-  if (comm_ && comm_->size() > 1) {
-    const std::vector<std::string> all = comm_->all_gather_bytes(peak, "memory report");
-    if (is_main_process())
-      for (size_t r = 0; r < all.size(); ++r) progress_message(cat("rank ", r, ": ", all[r]));
-  } else {
-    progress_message(peak);
-  }
-
   if (a.load_best_model_at_end && state_.has_best) {
     progress_message(cat("Loading best model from ", state_.best_model_checkpoint, " (",
                          a.best_metric_key(), " = ", state_.best_metric, ")"));
@@ -251,14 +236,49 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
       {"train_loss", state_.global_step > 0 ? state_.loss_total / state_.global_step : 0.0},
       {"epoch", round_sig(state_.epoch_float)},
       {"global_step", state_.global_step}};
-  if (reducer_ && reducer_->comm_seconds() > 0)
+  if (dp_->comm_seconds() > 0)
     // Waiting also covers thread hand-over, so on tiny models it can exceed the all-reduce time.
     results["ddp_comm_hidden_fraction"] =
-        round_sig(std::clamp(1.0 - reducer_->wait_seconds() / reducer_->comm_seconds(), 0.0, 1.0));
+        round_sig(std::clamp(1.0 - dp_->wait_seconds() / dp_->comm_seconds(), 0.0, 1.0));
   log(results);
   if (is_main_process())
     io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.to_json().dump(2) + "\n");
+  report_measured_memory();
   return results;
+}
+
+size_t Trainer::optimizer_state_resident() {
+  size_t bytes = 0;
+  for (auto& [kind, buf] : optimizer_->state_buffers()) bytes += resident_bytes(buf->data(), buf->size() * sizeof(float));
+  return bytes;
+}
+
+size_t Trainer::memory_outside_plan() {
+  const size_t planned = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float)) +
+                         resident_bytes(model_->grads().data(), model_->grads().size() * sizeof(float)) +
+                         optimizer_state_resident();
+  const size_t now = resident_set_bytes();
+  return now > planned ? now - planned : 0;
+}
+
+void Trainer::report_measured_memory() {
+  const TrainingArguments& a = args_;
+  RankMemoryMeasured m;
+  m.peak_rss = peak_resident_bytes();
+  m.gradients_peak = dp_->peak_gradient_bytes();
+  m.optimizer_state = optimizer_state_resident();
+  // The prediction: the plan at the largest batch shape trained on (with an evaluation pass
+  // if one ran), plus what the process held besides the planned buffers before training.
+  const RankMemoryPlan plan = plan_rank_memory(*model_, largest_batch_.first, largest_batch_.second, world_size(),
+                                               a.sharding_stage(), a.ddp_bucket_cap_mb, a.optim == "sgd" ? 1 : 2,
+                                               activation_policy(a));
+  m.predicted_peak = held_before_training_ + plan.total() + (a.eval_strategy != "no" ? plan.evaluation : 0);
+  m.held_before_training = held_before_training_;
+  m.offload_pool = acts_->offload_pool_bytes();
+  const std::string mine = format_measured_memory(comm_ ? comm_->rank() : 0, m);
+  const std::vector<std::string> all = comm_ ? comm_->all_gather_bytes(mine, "measured memory") : std::vector{mine};
+  if (!is_main_process()) return;
+  for (const std::string& line : all) progress_message(line);
 }
 
 void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop) {
@@ -297,10 +317,19 @@ void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* ev
   if (save_now || (stop && a.save_strategy != "no")) {
     const std::string path = (fs::path(a.output_dir) / ("checkpoint-" + std::to_string(step))).string();
     if (improved) state_.best_model_checkpoint = path;
-    // Every rank holds the same weights and optimizer state: rank 0 alone writes them.
+    // Every rank holds the same weights: rank 0 alone writes. Sharded optimizer state comes to
+    // it one slice at a time (optimizer_files.h), so no rank needs a shared file system to write.
+    auto write_optimizer = [&](const std::string& dir) {
+      if (dp_->sharded())
+        write_optimizer_shards(dir, model_->table(), *optimizer_, dp_->shards(), dp_->zero_stage(), *comm_);
+      else
+        write_optimizer_state(dir, model_->table(), *optimizer_);
+    };
     if (is_main_process()) {
-      save_checkpoint(a.output_dir, *model_, *optimizer_, state_, tokenizer_dir_, training_arguments_json(a));
+      save_checkpoint(a.output_dir, *model_, write_optimizer, state_, tokenizer_dir_, training_arguments_json(a));
       rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
+    } else if (dp_->sharded()) {
+      write_optimizer("");  // sends this rank's slice to rank 0
     }
     if (comm_) comm_->barrier("checkpoint written");
   }

@@ -5,15 +5,16 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "dist/communicator.h"
-#include "dist/gradient_reducer.h"
 #include "models/model.h"
 #include "core/batch_stream.h"
 #include "train/checkpoint.h"
+#include "train/data_parallel_step.h"
 #include "train/eval_task.h"
 #include "train/optimizer.h"
 #include "train/training_args.h"
@@ -22,9 +23,11 @@ namespace strata {
 
 class Trainer {
  public:
-  // With a communicator of several ranks the Trainer runs data parallel: every rank reads its
-  // shard of each batch, gradients are summed over ranks in buckets while backward runs, the
-  // loss is normalised by the labels of the global batch, and only rank 0 writes.
+  // With a communicator of several ranks (the data-parallel group) the Trainer runs data
+  // parallel: every rank reads its shard of each batch, gradients are summed over ranks in
+  // buckets while backward runs, the loss is normalised by the labels of the global batch, and
+  // only rank 0 writes. args.sharding_stage() > 0 shards the optimizer state (and, at stage 2, the
+  // gradients) over the ranks (data_parallel_step.h).
   Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, std::string tokenizer_dir,
           dist::Communicator* comm = nullptr);
 
@@ -53,18 +56,24 @@ class Trainer {
   void log(nlohmann::json entry);
   void maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop);
   void resume_from(const std::string& checkpoint);
+  void report_measured_memory();  // every rank's measured memory, printed by rank 0
+  size_t optimizer_state_resident();
+  // Resident bytes besides parameters, gradients and optimizer state (code, libraries, data).
+  size_t memory_outside_plan();
   std::string resolve_checkpoint(const std::string& spec) const;
 
   double all_sum(double v, const char* what);
 
   TrainingArguments args_;
   dist::Communicator* comm_;
-  std::unique_ptr<dist::GradientReducer> reducer_;
   std::unique_ptr<Model<float>> model_;
+  std::unique_ptr<DataParallelStep> dp_;
   std::string tokenizer_dir_;
   std::unique_ptr<Optimizer<float>> optimizer_;
   TrainerState state_;
   std::unique_ptr<ModelState> acts_;  // the model's forward state, reused across steps
+  size_t held_before_training_ = 0;   // memory_outside_plan() when training started
+  std::pair<int, int> largest_batch_{0, 0};  // B and T: the shape the memory plan peaks at
   std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
 };
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.h"
+#include "train/distribution_args.h"
 #include "util/error.h"
 #include "util/nearest_name.h"
 
@@ -44,7 +45,11 @@ const Field kFields[] = {
     F(metric_for_best_model), F(greater_is_better), F(early_stopping_patience), F(early_stopping_threshold),
     F(freeze_base_model), F(dataloader_num_workers), F(dataloader_drop_last), F(resume_from_checkpoint),
     F(predict_output_format), F(num_threads), F(disable_tqdm), F(dataparallel_enabled), F(ddp_bucket_cap_mb),
-    F(ddp_timeout), F(gradient_checkpointing), F(gradient_checkpointing_every), F(offload_activations),
+    F(ddp_timeout),
+    F(pipeline_parallel_degree), F(tensor_parallel_degree), F(microbatches), F(pipeline),
+    F(placement_strategy), F(ddp), F(shard_optimizer_state), F(zero_stage), F(optimize), F(auto_partition),
+    F(default_partition), F(processes_per_host), F(gradient_checkpointing), F(gradient_checkpointing_every),
+    F(offload_activations),
 };
 #undef F
 
@@ -73,7 +78,9 @@ const Field& find_field(const std::string& key, const std::string& src) {
     if (k == a.old_name) k = a.name;
   for (const Field& f : kFields)
     if (k == f.name) return f;
-  fail(src, ": unknown option '", key, "'", did_you_mean(key, field_names()), " (see docs/training.md for the list)");
+  std::vector<std::string> keys = field_names();
+  keys.insert(keys.end(), {"distribution", "deepspeed"});  // the blocks parse_training_arguments reads
+  fail(src, ": unknown option '", key, "'", did_you_mean(key, keys), " (see docs/training.md for the list)");
 }
 
 void assign(TrainingArguments& a, const Field& f, const YAML::Node& v, const std::string& where) {
@@ -104,29 +111,6 @@ void assign(TrainingArguments& a, const Field& f, const YAML::Node& v, const std
         }
       },
       f.member);
-}
-
-// The SageMaker Estimator's `distribution` dict: {dataparallel: {enabled: true}} (also under
-// smdistributed:, as the Hugging Face Estimator spells it). Model parallelism is not built yet.
-void read_distribution(TrainingArguments& a, const YAML::Node& d, const std::string& where) {
-  YAML::Node dist = d;
-  if (dist.IsMap() && dist["smdistributed"]) dist = dist["smdistributed"];
-  if (!dist.IsMap()) fail(where, ": distribution must be a mapping, e.g. {dataparallel: {enabled: true}}");
-  for (const auto& kv : dist) {
-    const std::string key = kv.first.as<std::string>();
-    if (key == "dataparallel") {
-      for (const auto& o : kv.second) {
-        const std::string opt = o.first.as<std::string>();
-        if (opt != "enabled") fail(where, ": distribution.dataparallel.", opt, " is not a known option (only 'enabled')");
-        if (!YAML::convert<bool>::decode(o.second, a.dataparallel_enabled))
-          fail(where, ": distribution.dataparallel.enabled expects true or false");
-      }
-    } else if (key == "modelparallel" || key == "mpi") {
-      fail(where, ": distribution.", key, " is not supported yet (data parallelism only: {dataparallel: {enabled: true}})");
-    } else {
-      fail(where, ": unknown distribution key '", key, "' (expected dataparallel)");
-    }
-  }
 }
 
 void check_one_of(const std::string& v, const char* name, std::initializer_list<const char*> allowed,
@@ -214,9 +198,6 @@ void validate(TrainingArguments& a, const std::string& src) {
   if (a.metric_for_best_model.empty() && (a.load_best_model_at_end || a.early_stopping_patience > 0))
     a.metric_for_best_model = "loss";
   if (!has_eval) a.do_eval = false;
-  if (a.gradient_checkpointing_every < 1)
-    fail(src, ": gradient_checkpointing_every must be >= 1 (1: recompute every block, k: every k-th), got ",
-         a.gradient_checkpointing_every);
   if (a.gradient_checkpointing_every != 1 && !a.gradient_checkpointing)
     fail(src, ": gradient_checkpointing_every is ", a.gradient_checkpointing_every,
          " but gradient_checkpointing is false; set gradient_checkpointing: true to recompute every ",
@@ -248,11 +229,12 @@ TrainingArguments parse_training_arguments(const std::string& text, const std::s
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (key == "distribution") {
-      read_distribution(a, kv.second, cat(src, " line ", kv.first.Mark().line + 1));
-      continue;
+      read_distribution(a, kv.second, src);
+    } else if (key == "deepspeed") {
+      read_deepspeed(a, kv.second, src);
+    } else {
+      assign(a, find_field(key, src), kv.second, cat(src, " line ", kv.first.Mark().line + 1));
     }
-    const Field& f = find_field(key, src);
-    assign(a, f, kv.second, cat(src, " line ", kv.first.Mark().line + 1));
   }
   for (const std::string& o : overrides) {
     const size_t eq = o.find('=');
@@ -262,7 +244,13 @@ TrainingArguments parse_training_arguments(const std::string& text, const std::s
     assign(a, f, YAML::Load(o.substr(eq + 1)), "--set " + key);
   }
   validate(a, src);
+  validate_parallel_arguments(a, src);
   return a;
+}
+
+void set_training_argument(TrainingArguments& a, const std::string& key, const YAML::Node& value,
+                           const std::string& where) {
+  assign(a, find_field(key, where), value, where);
 }
 
 TrainingArguments load_training_arguments(const std::string& path, const std::vector<std::string>& overrides) {

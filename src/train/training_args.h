@@ -4,6 +4,7 @@
 // completely before any work starts: an unknown key names the nearest valid one, a wrong
 // type names the expected one, inconsistent values say which and why.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -84,17 +85,48 @@ struct TrainingArguments {
   bool dataparallel_enabled = false;  // also on whenever the job is started as several ranks
   double ddp_bucket_cap_mb = 25;
   double ddp_timeout = 1800;  // seconds a collective may take before the job is aborted
-  // Activation memory (docs/parallelism.md). HF's gradient_checkpointing: recompute a block's
-  // forward in backward instead of keeping its saved tensors, for every k-th block.
+  // Model parallelism and sharding: SageMaker's modelparallel parameters under their names
+  // (distribution_args.h reads the `distribution:` block into them), flat keys with HF's.
+  // docs/parallelism.md.
+  int pipeline_parallel_degree = 1;  // SageMaker: partitions
+  int tensor_parallel_degree = 1;
+  int microbatches = 1;                       // per optimizer step and rank, of the per-device batch
+  std::string pipeline = "interleaved";       // simple (GPipe) | interleaved (1F1B)
+  std::string placement_strategy = "cluster";  // cluster | spread | a permutation of DPT
+  bool ddp = true;  // replicas (data-parallel degree > 1) are kept in sync by data parallelism
+  bool shard_optimizer_state = false;  // ZeRO-1
+  int zero_stage = 0;                  // DeepSpeed's zero_optimization.stage: 0, 1, 2
+  std::string optimize = "memory";     // memory | speed (tensor-parallel layer layout)
+  bool auto_partition = true;
+  int default_partition = 0;
+  int processes_per_host = 0;  // SageMaker's mpi.processes_per_host; 0: whatever the launcher started
+  // Activation checkpointing and offloading (HF's gradient_checkpointing; SageMaker's
+  // activation_checkpointing / offload_activations set them; docs/parallelism.md): recompute
+  // a block's forward in backward instead of keeping its saved tensors, for blocks 0, k, 2k, ...;
+  // move the saved tensors of blocks not recomputed (and the blocks' inputs) to a file-backed
+  // host-memory pool in $TMPDIR (default /tmp) after forward, fetched back before backward.
   bool gradient_checkpointing = false;
-  int gradient_checkpointing_every = 1;  // k >= 1: blocks 0, k, 2k, ... are recomputed
-  // Move the saved tensors of blocks not recomputed (and the blocks' inputs) to a file-backed
-  // host-memory pool in $TMPDIR (default /tmp) after forward; fetched back before backward.
+  int gradient_checkpointing_every = 1;  // k >= 1
   bool offload_activations = false;
 
   bool best_is_greater() const;        // resolves greater_is_better against the metric
   std::string best_metric_key() const;  // "eval_<metric>"
+  // The ZeRO stage in effect: zero_stage, at least 1 with shard_optimizer_state.
+  int sharding_stage() const { return std::max(zero_stage, shard_optimizer_state ? 1 : 0); }
 };
+
+}  // namespace strata
+
+namespace YAML {
+class Node;
+}
+
+namespace strata {
+
+// Sets option `key` (a field name or HF alias) from a YAML scalar; `where` prefixes errors.
+// Unknown keys name the nearest known one.
+void set_training_argument(TrainingArguments& a, const std::string& key, const YAML::Node& value,
+                           const std::string& where);
 
 // Parses a YAML mapping; `source` names the file in errors. `overrides` are "key=value"
 // strings (values parsed as YAML scalars) applied on top. Validates everything.

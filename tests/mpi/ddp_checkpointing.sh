@@ -64,7 +64,7 @@ run ckpt2ranks 2 4 model "gradient_checkpointing: true"
 run dropout2ranks 2 4 model_dropout
 run dropout2ranks_ckpt_offload 2 4 model_dropout "gradient_checkpointing: true" "gradient_checkpointing_every: 2" \
   "offload_activations: true"
-grep -q "rank 1: peak resident memory" "$WORK/ckpt2ranks.log" || { echo "FAILED: no per-rank peak"; exit 1; }
+grep -q "memory measured, rank 1: peak RSS .*predicted peak" "$WORK/ckpt2ranks.log" || { echo "FAILED: no per-rank peak"; exit 1; }
 
 python3 - "$WORK" <<'PY'
 import json, struct, sys

@@ -91,22 +91,15 @@ grep -q "configuration differs across ranks: rank 1 has a different configuratio
   "$WORK/mismatch.log" || { echo "FAILED: no mismatch diagnostic"; tail -20 "$WORK/mismatch.log"; exit 1; }
 echo "mismatch: refused with 'configuration differs across ranks' -> ok"
 
-python3 - "$WORK" <<'PY'
-import json, struct, sys
+PYTHONPATH="$(dirname "$0")" python3 - "$WORK" <<'PY'
+import json, sys
+import safetensors_f32
 work = sys.argv[1]
 def log(name):
     rows = [json.loads(l) for l in open(f"{work}/{name}/trainer_log.jsonl")]
     return [r["loss"] for r in rows if "loss" in r], [r for r in rows if "eval_loss" in r]
 def weights(name):
-    b = open(f"{work}/{name}/model.safetensors", "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    h = json.loads(b[8:8 + n]); data = b[8 + n:]
-    out = {}
-    for k, v in h.items():
-        if k == "__metadata__": continue
-        s, e = v["data_offsets"]
-        out[k] = struct.unpack(f"<{(e - s) // 4}f", data[s:e])
-    return out
+    return safetensors_f32.read(f"{work}/{name}/model.safetensors")
 ref_loss, ref_eval = log("single")
 ref_w = weights("single")
 scale = max(abs(x) for t in ref_w.values() for x in t)

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "dist/communicator.h"
+#include "dist/process_groups.h"
 #include "util/error.h"
 
 namespace {
@@ -91,6 +92,35 @@ void check_all_gather(Communicator& c) {
   expect(inplace == expected, "all_gather in place", r);
 }
 
+// Rank q's data holds q + i; the root (the last rank) gets the sum, the others keep theirs.
+void check_reduce(Communicator& c) {
+  const int r = c.rank(), n = c.size(), root = n - 1;
+  std::vector<float> data(41);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(r + static_cast<int>(i));
+  c.reduce_sum(data.data(), data.size(), root, "reduce to the last rank");
+  bool ok = true;
+  for (size_t i = 0; i < data.size(); ++i)
+    ok &= data[i] == static_cast<float>(r == root ? n * (n - 1) / 2 + n * static_cast<int>(i) : r + static_cast<int>(i));
+  expect(ok, "reduce_sum (root: the sum; others: unchanged)", r);
+}
+
+// Rank q > 0 contributes 3q + 5 values, rank 0 none (more than STRATA_DIST_MAX_COUNT=7 in all at 2
+// ranks, so the chunked path runs too).
+void check_all_gather_v(Communicator& c) {
+  const int r = c.rank(), n = c.size();
+  std::vector<size_t> counts(static_cast<size_t>(n));
+  for (int q = 0; q < n; ++q) counts[static_cast<size_t>(q)] = q == 0 ? 0 : static_cast<size_t>(3 * q + 5);
+  std::vector<float> data(std::accumulate(counts.begin(), counts.end(), size_t{0}), -1.0f), expected(data.size());
+  size_t off = 0;
+  for (int q = 0; q < n; ++q)
+    for (size_t i = 0; i < counts[static_cast<size_t>(q)]; ++i, ++off) {
+      expected[off] = static_cast<float>(q * 100 + static_cast<int>(i));
+      if (q == r) data[off] = expected[off];
+    }
+  c.all_gather_v(data.data(), counts, "all_gather_v");
+  expect(data == expected, "all_gather_v (blocks of unequal size, one empty)", r);
+}
+
 void check_all_gather_bytes(Communicator& c) {
   const int r = c.rank(), n = c.size();
   // Rank 0 sends nothing; rank q sends 11q copies of 'a' + q, with a NUL inside.
@@ -149,6 +179,24 @@ void check_split(Communicator& c) {
   group->barrier("group barrier");
 }
 
+// One communicator per axis of a rank grid: each holds exactly the ranks the grid says, with
+// the coordinate along its axis as its rank.
+void check_process_groups(Communicator& c, int pp, int tp, const char* placement) {
+  using strata::dist::Axis;
+  const strata::dist::RankGrid grid(c.size(), pp, tp, placement);
+  const strata::dist::ProcessGroups groups = strata::dist::make_process_groups(c, grid);
+  const int r = c.rank();
+  for (Axis a : {Axis::Data, Axis::Pipeline, Axis::Tensor}) {
+    Communicator& g = groups.along(a);
+    const std::vector<int> members = grid.group(a, r);
+    float sum = static_cast<float>(r);
+    g.all_reduce_sum(&sum, 1, "sum of world ranks along an axis");
+    const std::string what = std::string(placement) + " " + strata::dist::axis_name(a) + " group";
+    expect(g.size() == grid.size(a) && g.rank() == grid.coord(r)[a], what + ": size and rank", r);
+    expect(sum == static_cast<float>(std::accumulate(members.begin(), members.end(), 0)), what + ": members", r);
+  }
+}
+
 int collectives() {
   const strata::dist::Layout layout = strata::dist::detect_layout();
   auto c = strata::dist::make_mpi_communicator(kTimeoutS);
@@ -158,18 +206,22 @@ int collectives() {
   check_all_reduce(*c);
   check_reduce_scatter(*c);
   check_all_gather(*c);
+  check_reduce(*c);
+  check_all_gather_v(*c);
   check_all_gather_bytes(*c);
   check_broadcast(*c);
   check_ring(*c);
   check_split(*c);
+  check_process_groups(*c, 2, 1, "spread");
+  if (c->size() % 4 == 0) check_process_groups(*c, 2, 2, "PTD");
   strata::dist::check_same_on_all_ranks(*c, "same fingerprint", "configuration");
   c->barrier("end");
   if (g_failures) return 1;
   const char* max_count = std::getenv("STRATA_DIST_MAX_COUNT");
   if (r == 0)
     std::printf("collectives OK on %d ranks (largest MPI count %s): all_reduce float/double, reduce_scatter, "
-                "all_gather (+ in place), all_gather_bytes, broadcast, send/recv ring, split even/odd, "
-                "check_same_on_all_ranks, barrier\n",
+                "all_gather (+ in place), reduce to a root, all_gather_v, all_gather_bytes, broadcast, send/recv "
+                "ring, split even/odd, rank-grid groups, check_same_on_all_ranks, barrier\n",
                 c->size(), max_count ? max_count : "INT_MAX");
   return 0;
 }
