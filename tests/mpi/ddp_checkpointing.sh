@@ -3,7 +3,8 @@
 #   - 2 ranks with gradient_checkpointing (every block) reproduce 1 rank without it, same
 #     global batch, no dropout (the tolerance of ddp_equivalence.sh: summation order differs);
 #   - with dropout on, 2 ranks checkpointing every 2nd block and offloading reproduce 2 ranks
-#     that do neither bit for bit (the same masks are drawn: the recompute is exact).
+#     that do neither bit for bit (the same masks are drawn: the recompute is exact); so do
+#     2 ranks with ZeRO-2 checkpointing every block and offloading.
 #   ddp_checkpointing.sh STRATA_BINARY SOURCE_DIR
 set -euo pipefail
 STRATA=${1:?usage: ddp_checkpointing.sh STRATA_BINARY SOURCE_DIR}
@@ -64,22 +65,21 @@ run ckpt2ranks 2 4 model "gradient_checkpointing: true"
 run dropout2ranks 2 4 model_dropout
 run dropout2ranks_ckpt_offload 2 4 model_dropout "gradient_checkpointing: true" "gradient_checkpointing_every: 2" \
   "offload_activations: true"
+run zero2 2 4 model_dropout "zero_stage: 2"
+run zero2_ckpt_offload 2 4 model_dropout "zero_stage: 2" "gradient_checkpointing: true" "offload_activations: true"
 grep -q "memory measured, rank 1: peak RSS .*predicted peak" "$WORK/ckpt2ranks.log" || { echo "FAILED: no per-rank peak"; exit 1; }
 
-python3 - "$WORK" <<'PY'
-import json, struct, sys
+PYTHONPATH="$(dirname "$0")" python3 - "$WORK" <<'PY'
+import json, sys
+import safetensors_f32
 work = sys.argv[1]
 def losses(name):
     return [r["loss"] for r in map(json.loads, open(f"{work}/{name}/trainer_log.jsonl")) if "loss" in r]
-def weights(name):
-    b = open(f"{work}/{name}/model.safetensors", "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    h = json.loads(b[8:8 + n]); data = b[8 + n:]
-    return {k: struct.unpack(f"<{(v['data_offsets'][1] - v['data_offsets'][0]) // 4}f",
-                             data[v["data_offsets"][0]:v["data_offsets"][1]])
-            for k, v in h.items() if k != "__metadata__"}
+def model(name):
+    return open(f"{work}/{name}/model.safetensors", "rb").read()
 ok = True
-ref, got = weights("single"), weights("ckpt2ranks")
+ref = safetensors_f32.read(f"{work}/single/model.safetensors")
+got = safetensors_f32.read(f"{work}/ckpt2ranks/model.safetensors")
 scale = max(abs(x) for t in ref.values() for x in t)
 dw = max(abs(a - b) for k in ref for a, b in zip(got[k], ref[k])) / scale
 dl = max(abs(a - b) for a, b in zip(losses("ckpt2ranks"), losses("single")))
@@ -87,11 +87,10 @@ good = len(losses("ckpt2ranks")) == 6 and dl <= 2e-4 and dw <= 1e-5
 ok &= good
 print(f"2 ranks + checkpointing vs 1 rank: max |loss diff| {dl:.2e}, max |param diff| / max |param| {dw:.2e} "
       f"-> {'ok' if good else 'MISMATCH'}")
-a = open(f"{work}/dropout2ranks/model.safetensors", "rb").read()
-b = open(f"{work}/dropout2ranks_ckpt_offload/model.safetensors", "rb").read()
-same = a == b and losses("dropout2ranks") == losses("dropout2ranks_ckpt_offload")
-ok &= same
-print(f"2 ranks with dropout, checkpointing every 2nd block + offloading vs neither: "
-      f"{'bit-identical' if same else 'DIFFERENT'}")
+for plain, other, what in (("dropout2ranks", "dropout2ranks_ckpt_offload", "checkpointing every 2nd block + offloading"),
+                           ("zero2", "zero2_ckpt_offload", "ZeRO-2, checkpointing every block + offloading")):
+    same = model(plain) == model(other) and losses(plain) == losses(other)
+    ok &= same
+    print(f"2 ranks with dropout, {what} vs neither: {'bit-identical' if same else 'DIFFERENT'}")
 sys.exit(0 if ok else 1)
 PY
