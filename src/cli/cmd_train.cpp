@@ -22,6 +22,7 @@
 #include "models/registry.h"
 #include "tokenizers/tokenizer.h"
 #include "train/memory_plan.h"
+#include "train/model_card.h"
 #include "train/parallel_layout.h"
 #include "train/progress.h"
 #include "train/trainer.h"
@@ -131,7 +132,7 @@ std::unique_ptr<data::DataLoader> loader(const Job& job, const Split& split, boo
   lo.batch_size = static_cast<size_t>(train ? a.per_device_train_batch_size : a.per_device_eval_batch_size);
   lo.shuffle = train;
   lo.drop_last = train && a.dataloader_drop_last;
-  lo.seed = static_cast<uint64_t>(a.seed);
+  lo.seed = static_cast<uint64_t>(a.data_seed >= 0 ? a.data_seed : a.seed);
   lo.num_workers = a.dataloader_num_workers;
   return std::make_unique<data::DataLoader>(split.batches, lo);
 }
@@ -176,6 +177,12 @@ int run(int argc, char** argv, Mode mode, const char* name) {
   if (layout.rank == 0) {
     std::printf("strata %s %s\n%s", name, cli.positional()[0].c_str(), format_training_arguments(a).c_str());
     std::printf("processes: %s\n", layout.describe().c_str());
+    if (!a.ignored_options.empty()) {
+      std::string names;
+      for (const std::string& o : a.ignored_options) names += (names.empty() ? "" : ", ") + o;
+      std::fprintf(stderr, "warning: ignoring options that do not apply to strata: %s (docs/hf_compat.md)\n",
+                   names.c_str());
+    }
   }
   if (layout.world_size == 1) {
     auto single = dist::make_single_process_communicator();
@@ -195,6 +202,43 @@ int run(int argc, char** argv, Mode mode, const char* name) {
     mpi->abort(cat("strata: rank ", mpi->rank(), ": error: ", e.what()), 1);
     return 1;  // abort does not return
   }
+}
+
+// HF's task tag of a model (the model card's `tasks`, as each example script passes it).
+const char* task_tag(Task task) {
+  switch (task) {
+    case Task::SequenceClassification: return "text-classification";
+    case Task::MaskedLM: return "fill-mask";
+    case Task::CausalLM: return "text-generation";
+    case Task::TokenClassification: return "token-classification";
+    case Task::QuestionAnswering: return "question-answering";
+    default: return "";
+  }
+}
+
+// The README.md model card of the trained model in output_dir (Trainer.create_model_card).
+void write_model_card(const TrainingArguments& a, Trainer& trainer, const data::DataLoader& train,
+                      const data::DataLoader* eval) {
+  ModelCardInfo info;
+  info.model_name = fs::path(a.output_dir).lexically_normal().filename().string();
+  if (info.model_name.empty()) info.model_name = fs::path(a.output_dir).lexically_normal().parent_path().filename().string();
+  if (has_weights(a.model_name_or_path)) info.finetuned_from = a.model_name_or_path;
+  info.task_tag = task_tag(trainer.model().config().task);
+  if (!a.task_name.empty() && trainer.model().config().task == Task::SequenceClassification) {  // run_glue's kwargs
+    info.dataset_tag = "glue";
+    info.dataset_args = a.task_name;
+    info.dataset = "GLUE ";
+    for (char c : a.task_name) info.dataset += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  info.data_lines.push_back(cat("train_file: ", a.train_file, " (", train.num_examples(), " examples)"));
+  if (eval)
+    info.data_lines.push_back(a.validation_file.empty()
+                                  ? cat("validation: ", a.validation_split_percentage, "% of train_file (",
+                                        eval->num_examples(), " examples)")
+                                  : cat("validation_file: ", a.validation_file, " (", eval->num_examples(), " examples)"));
+  info.world_size = trainer.world_size();
+  io::write_file_atomic((fs::path(a.output_dir) / "README.md").string(),
+                        make_model_card(info, a, trainer.state().log_history));
 }
 
 int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, const dist::ProcessGroups& groups,
@@ -220,35 +264,42 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
   const EvalTask* eval_task = job.data.validation.eval.get();
   Trainer trainer(a, std::move(job.model), a.tokenizer_name, comm.size() > 1 ? &comm : nullptr);
 
-  // Results are the same on every rank (outputs are gathered); rank 0 writes them.
+  // Results are the same on every rank (outputs are gathered); rank 0 writes them, under the
+  // names HF's example scripts give them (Trainer.save_metrics: <split>_results.json and
+  // all_results.json), with the scripts' <split>_samples counts.
   nlohmann::json all = nlohmann::json::object();
-  auto report = [&](const char* title, const char* file, const nlohmann::json& r) {
+  auto report = [&](const char* split, nlohmann::json r, const data::DataLoader& data) {
+    r[cat(split, "_samples")] = data.num_examples();
     all.update(r);
     if (!main) return;
-    write_json(a.output_dir, file, r);
-    print_metrics(title, r);
+    write_json(a.output_dir, cat(split, "_results.json"), r);
+    print_metrics(split, r);
   };
   if (train_data) {
     const nlohmann::json r = trainer.train(*train_data, eval_data.get(), eval_task);
     if (main) trainer.save_model(a.output_dir);
-    report("train", "train_results.json", r);
+    report("train", r, *train_data);
   }
   if (eval_data && (mode == Mode::Evaluate || a.do_eval)) {
     Trainer::PassResult r = trainer.predict(*eval_data, "eval", eval_task);
-    report("eval", "eval_results.json", r.metrics);
+    if (train_data) trainer.log(r.metrics);  // as Trainer.evaluate logs: the model card's final results
+    report("eval", r.metrics, *eval_data);
     // run_qa writes the evaluation's answers too: they are what a reader checks first.
     if (main && trainer.model().config().task == Task::QuestionAnswering) r.outputs->write_predictions(a.output_dir, "eval");
   }
   if (test_data) {
-    Trainer::PassResult r = trainer.predict(*test_data, "test", job.data.test.eval.get());
+    Trainer::PassResult r = trainer.predict(*test_data, "predict", job.data.test.eval.get());
     const Task task = trainer.model().config().task;
     if (main && task != Task::MaskedLM && task != Task::CausalLM) {
       const std::string path = r.outputs->write_predictions(a.output_dir, "predict");
       std::printf("predictions for %zu examples -> %s\n", test_data->num_examples(), path.c_str());
     }
-    if (job.data.test.labelled) report("test", "test_results.json", r.metrics);
+    if (job.data.test.labelled) report("predict", r.metrics, *test_data);
   }
-  if (main) write_json(a.output_dir, "all_results.json", all);
+  if (main) {
+    write_json(a.output_dir, "all_results.json", all);
+    if (train_data) write_model_card(a, trainer, *train_data, eval_data.get());
+  }
   world.barrier("results written");
   return 0;
 }

@@ -12,7 +12,7 @@ template <typename T>
 size_t Model<T>::add_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init,
                            double std) {
   const size_t off = table_.add(name, std::move(shape), no_decay);
-  init_.push_back({init, -1, std});
+  init_.push_back({init, -1, std, false});
   return off;
 }
 
@@ -40,7 +40,16 @@ template <typename T>
 size_t Model<T>::add_embedding(const std::string& name, int rows, int C, int padding_idx) {
   const size_t off = add_param(name + ".weight", {rows, C}, false, Init::Normal);
   init_.back().padding_row = padding_idx;
+  init_.back().embedding = true;
   return off;
+}
+
+template <typename T>
+size_t Model<T>::non_embedding_parameters() const {
+  size_t n = table_.total();
+  for (size_t i = 0; i < init_.size(); ++i)
+    if (init_[i].embedding) n -= table_.entries()[i].numel;
+  return n;
 }
 
 template <typename T>

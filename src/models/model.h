@@ -90,6 +90,9 @@ class Model {
   // True for parameters of the base model (what freeze_base_model freezes, as HF's
   // `model.base_model.requires_grad_(False)` does).
   bool is_base_parameter(const ParamEntry& e) const;
+  // Parameters outside the embedding tables: HF's num_parameters(exclude_embeddings=True),
+  // which its Trainer counts total_flos with (6 x tokens x this).
+  size_t non_embedding_parameters() const;
 
   // ---- layer units ----
   virtual int num_blocks() const = 0;
@@ -181,6 +184,7 @@ class Model {
     Init kind;
     int padding_row;  // -1: none
     double std;       // for Normal; < 0: initializer_range
+    bool embedding;   // an embedding table (add_embedding)
   };
   std::vector<InitRule> init_;  // parallel to table_.entries()
 };

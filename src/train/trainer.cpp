@@ -59,6 +59,11 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
     optimizer_->set_frozen(std::move(frozen));
   }
   state_.seed = static_cast<uint64_t>(args_.seed);
+  state_.data_seed = static_cast<uint64_t>(args_.data_seed >= 0 ? args_.data_seed : args_.seed);
+}
+
+std::string Trainer::log_path() const {
+  return (fs::path(args_.logging_dir.empty() ? args_.output_dir : args_.logging_dir) / "trainer_log.jsonl").string();
 }
 
 double Trainer::all_sum(double v, const char* what) {
@@ -69,9 +74,10 @@ double Trainer::all_sum(double v, const char* what) {
 void Trainer::log(nlohmann::json entry) {
   entry["step"] = state_.global_step;
   if (!entry.contains("epoch")) entry["epoch"] = round_sig(state_.epoch_float);
+  if (args_.include_num_input_tokens_seen) entry["num_input_tokens_seen"] = state_.num_input_tokens_seen;
   state_.log_history.push_back(entry);  // every rank keeps it: any rank's state can resume
   if (!is_main_process()) return;
-  std::ofstream(fs::path(args_.output_dir) / "trainer_log.jsonl", std::ios::app) << entry.dump() << "\n";
+  std::ofstream(log_path(), std::ios::app) << entry.dump() << "\n";
   progress_message(entry.dump());
 }
 
@@ -89,12 +95,16 @@ std::string Trainer::resolve_checkpoint(const std::string& spec) const {
 void Trainer::resume_from(const std::string& dir) {
   load_weights(*model_, dir);
   state_ = load_checkpoint_state(dir, *model_, *optimizer_);
-  if (state_.seed != static_cast<uint64_t>(args_.seed))
-    fail(dir, ": the checkpoint was trained with seed ", state_.seed, ", this run has seed ", args_.seed,
-         "; resuming would not reproduce the run");
+  const uint64_t data_seed = static_cast<uint64_t>(args_.data_seed >= 0 ? args_.data_seed : args_.seed);
+  if (state_.seed != static_cast<uint64_t>(args_.seed) || state_.data_seed != data_seed)
+    fail(dir, ": the checkpoint was trained with seed ", state_.seed, " and data_seed ", state_.data_seed,
+         ", this run has ", args_.seed, " and ", data_seed, "; resuming would not reproduce the run");
+  // HF's ignore_data_skip: continue at the start of the checkpoint's epoch instead of replaying
+  // the data order up to its batch.
+  if (args_.ignore_data_skip) state_.batch_in_epoch = 0;
   if (!is_main_process()) return;
   // The log on disk may run past the checkpoint (the run was interrupted later): rewrite it.
-  std::ofstream out(fs::path(args_.output_dir) / "trainer_log.jsonl", std::ios::trunc);
+  std::ofstream out(log_path(), std::ios::trunc);
   for (const auto& e : state_.log_history) out << e.dump() << "\n";
   progress_message(cat("resumed from ", dir, " at step ", state_.global_step, " (epoch ", state_.epoch, ", batch ",
                        state_.batch_in_epoch, ")"));
@@ -110,13 +120,20 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
       a.max_steps > 0 ? a.max_steps : static_cast<int64_t>(std::ceil(a.num_train_epochs * steps_per_epoch));
   const LRScheduler sched(a.lr_scheduler_type, a.learning_rate,
                           warmup_steps_from(a.warmup_ratio, a.warmup_steps, max_steps), max_steps);
-  if (is_main_process()) fs::create_directories(a.output_dir);
+  if (is_main_process()) fs::create_directories(fs::path(log_path()).parent_path());
   if (!a.resume_from_checkpoint.empty()) {
     resume_from(resolve_checkpoint(a.resume_from_checkpoint));
   } else if (is_main_process()) {
-    std::ofstream(fs::path(a.output_dir) / "trainer_log.jsonl", std::ios::trunc);
+    std::ofstream(log_path(), std::ios::trunc);
   }
   state_.max_steps = max_steps;
+  // As HF's Trainer fills its TrainerState at the start of training.
+  state_.logging_steps = a.logging_steps;
+  state_.eval_steps = a.eval_steps;
+  state_.save_steps = a.save_steps;
+  state_.train_batch_size = a.per_device_train_batch_size;
+  state_.num_train_epochs = a.max_steps > 0 ? (max_steps + steps_per_epoch - 1) / steps_per_epoch
+                                            : static_cast<int64_t>(std::ceil(a.num_train_epochs));
   const int64_t global_batch = static_cast<int64_t>(a.per_device_train_batch_size) * world_size();
   if (state_.global_batch_size != 0 && state_.global_batch_size != global_batch && state_.batch_in_epoch > 0) {
     // Saved with another number of ranks: the same examples have been read; continue after them.
@@ -130,9 +147,10 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   state_.global_batch_size = global_batch;
 
   if (is_main_process())
-  progress_message(cat("***** Running training *****\n  Num examples = ", train_data.num_examples(),
+  progress_message(cat("***** Running training *****\n  Run = ", a.run_name.empty() ? a.output_dir : a.run_name,
+                       "\n  Num examples = ", train_data.num_examples(),
                        "\n  Processes = ", world_size(),
-                       "\n  Num epochs = ", (max_steps + steps_per_epoch - 1) / steps_per_epoch,
+                       "\n  Num epochs = ", state_.num_train_epochs,
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
@@ -165,6 +183,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
 
     dp_->zero_grads();
     double loss = 0;
+    int64_t step_tokens = 0;
     for (int i = 0; i < n; ++i) {
       // Which micro-batches reduce is the data-parallel stage's choice: the last only (local
       // accumulation before), or every one (ZeRO-2).
@@ -176,11 +195,16 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
         model_->forward(micro[i], drop, *acts_);
         loss += model_->loss(micro[i], *acts_, norm).loss;
         model_->backward(micro[i], drop, *acts_, a.freeze_base_model, dp_->hook(i, n));
-        tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
+        step_tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
       }
       dp_->end_micro(i, n);
     }
-    loss = all_sum(loss, "training loss");
+    tokens += step_tokens;
+    double sums[2] = {loss, static_cast<double>(step_tokens)};  // one collective for both
+    if (comm_ && comm_->size() > 1) comm_->all_reduce_sum(sums, 2, "training loss and tokens");
+    loss = sums[0];
+    state_.num_input_tokens_seen += static_cast<int64_t>(sums[1]);
+    state_.total_flos += 6.0 * sums[1] * static_cast<double>(model_->non_embedding_parameters());
     if (!std::isfinite(loss)) {
       const auto saved = list_checkpoints(a.output_dir);
       fail("step ", state_.global_step + 1, ": the training loss is ", loss, "; stopping. ",
@@ -233,6 +257,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                                              a.gradient_accumulation_steps * world_size() / std::max(secs, 1e-9))},
       {"train_steps_per_second", round_sig(steps_run / std::max(secs, 1e-9))},
       {"train_tokens_per_second", round_sig(all_tokens / std::max(secs, 1e-9))},
+      {"total_flos", state_.total_flos},
       {"train_loss", state_.global_step > 0 ? state_.loss_total / state_.global_step : 0.0},
       {"epoch", round_sig(state_.epoch_float)},
       {"global_step", state_.global_step}};
@@ -242,7 +267,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
         round_sig(std::clamp(1.0 - dp_->wait_seconds() / dp_->comm_seconds(), 0.0, 1.0));
   log(results);
   if (is_main_process())
-    io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.to_json().dump(2) + "\n");
+    io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.hf_json().dump(2) + "\n");
   report_measured_memory();
   return results;
 }
@@ -284,8 +309,9 @@ void Trainer::report_measured_memory() {
 void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop) {
   const TrainingArguments& a = args_;
   const int64_t step = state_.global_step;
-  const bool eval_now = eval_data && ((a.eval_strategy == "steps" && step % a.eval_steps == 0) ||
-                                      (a.eval_strategy == "epoch" && epoch_end));
+  // eval_delay counts steps or epochs, by the strategy, as HF's DefaultFlowCallback does.
+  const bool eval_now = eval_data && ((a.eval_strategy == "steps" && step % a.eval_steps == 0 && step >= a.eval_delay) ||
+                                      (a.eval_strategy == "epoch" && epoch_end && state_.epoch_float >= a.eval_delay));
   const bool save_now = (a.save_strategy == "steps" && step % a.save_steps == 0) ||
                         (a.save_strategy == "epoch" && epoch_end);
   bool improved = false;
@@ -341,7 +367,7 @@ nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix, c
 
 Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefix, const EvalTask* task) {
   if (!task) {
-    if (!default_task_) default_task_ = default_eval_task(model_->config(), args_.predict_output_format);
+    if (!default_task_) default_task_ = default_eval_task(model_->config(), args_.predict_output_format, args_.task_name);
     task = default_task_.get();
   }
   const auto t0 = std::chrono::steady_clock::now();

@@ -50,10 +50,14 @@ class Trainer {
   const TrainingArguments& args() const { return args_; }
   // Writes the final model (config.json with label names, weights, tokenizer files).
   void save_model(const std::string& dir) const;
+  // Appends an entry (metrics) to the log history and trainer_log.jsonl, with the step and
+  // epoch, as HF's Trainer.log does.
+  void log(nlohmann::json entry);
+  const TrainerState& state() const { return state_; }
 
  private:
   struct Step;
-  void log(nlohmann::json entry);
+  std::string log_path() const;  // trainer_log.jsonl, in logging_dir (default output_dir)
   void maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop);
   void resume_from(const std::string& checkpoint);
   void report_measured_memory();  // every rank's measured memory, printed by rank 0

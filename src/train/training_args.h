@@ -18,17 +18,28 @@ struct TrainingArguments {
   // model (ModelArguments)
   std::string model_name_or_path;  // a directory with config.json, with or without weights
   std::string tokenizer_name;      // default: model_name_or_path
+  std::string config_name;         // a directory with config.json: the model when model_name_or_path is unset
   std::string task;  // sequence-classification | masked-lm | causal-lm | token-classification |
                      // question-answering; default from config.json's architectures
   std::string problem_type;        // overrides config.json's
   // data (DataTrainingArguments)
   std::string train_file, validation_file, test_file;
+  // text_column may name several columns, comma-separated (run_classification's
+  // text_column_names): their texts are joined with text_column_delimiter into one text.
   std::string text_column = "text", text_pair_column, label_column = "label";
+  std::string text_column_delimiter = " ";
   int max_seq_length = 128;
   bool pad_to_max_length = false;
   int pad_to_multiple_of = 0;
   double validation_split_percentage = 0;
   bool streaming = false;
+  // The first N examples of a split (after grouping texts into blocks for LM pretraining, as
+  // run_mlm / run_clm select); -1: all. The example scripts' max_*_samples.
+  int64_t max_train_samples = -1, max_eval_samples = -1, max_predict_samples = -1;
+  // run_glue's GLUE task (cola, mnli, mrpc, ...): names the predictions file and the model
+  // card's dataset, and picks the task's text columns. The data still comes from the files.
+  std::string task_name;
+  bool do_regression = false;  // run_classification: the labels are regression targets
   // Language-model pretraining (run_mlm.py / run_clm.py; data/pretraining.h)
   double mlm_probability = 0.15;
   bool line_by_line = false;     // each non-blank line one example, instead of grouped texts
@@ -61,8 +72,10 @@ struct TrainingArguments {
   int64_t warmup_steps = 0;
   double max_grad_norm = 1.0;
   int64_t seed = 42;
+  int64_t data_seed = -1;  // the training data order's seed; -1: seed
   std::string eval_strategy = "no";  // no | steps | epoch
   int64_t eval_steps = 0;            // 0: logging_steps
+  double eval_delay = 0;             // epochs or steps (by eval_strategy) before the first evaluation
   std::string logging_strategy = "steps";
   int64_t logging_steps = 500;
   bool logging_first_step = false;
@@ -77,10 +90,18 @@ struct TrainingArguments {
   bool freeze_base_model = false;
   int dataloader_num_workers = 0;
   bool dataloader_drop_last = false;
-  std::string resume_from_checkpoint;  // path | "latest"
-  std::string predict_output_format = "csv";  // csv | jsonl
+  std::string resume_from_checkpoint;  // path | "latest" (also spelled true)
+  bool ignore_data_skip = false;       // resume at the start of the checkpoint's epoch, not its batch
+  // txt: HF's predict_results.txt (index, predicted label); csv | jsonl: with probabilities
+  std::string predict_output_format = "txt";
   int num_threads = 0;                        // 0: all cores
   bool disable_tqdm = false;
+  std::string run_name;     // names the run in its logs; "": output_dir
+  std::string logging_dir;  // where trainer_log.jsonl goes; default: output_dir
+  // HF's integrations: "all" (HF's default: every one strata has), "none", or names.
+  // Names strata does not have are ignored with the run's warning.
+  std::vector<std::string> report_to = {"all"};
+  bool include_num_input_tokens_seen = false;  // log num_input_tokens_seen with each entry
   // Distribution (HF names; the SageMaker `distribution` dict sets dataparallel_enabled).
   bool dataparallel_enabled = false;  // also on whenever the job is started as several ranks
   double ddp_bucket_cap_mb = 25;
@@ -108,6 +129,10 @@ struct TrainingArguments {
   bool gradient_checkpointing = false;
   int gradient_checkpointing_every = 1;  // k >= 1
   bool offload_activations = false;
+
+  // Not options: the HF arguments this configuration set that do not apply here
+  // (hf_other_args.h) and report_to names strata does not have, for the run's one warning.
+  std::vector<std::string> ignored_options;
 
   bool best_is_greater() const;        // resolves greater_is_better against the metric
   std::string best_metric_key() const;  // "eval_<metric>"
