@@ -251,7 +251,8 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
     const int T = a.block_size > 0 && !a.line_by_line ? a.block_size : a.max_seq_length;
     const int B = a.per_device_train_batch_size;
     std::printf("%s", format_memory_plan(plan_rank_memory(*job.model, B, T, comm.size(), a.sharding_stage(),
-                                                          a.ddp_bucket_cap_mb, a.optim == "sgd" ? 1 : 2),
+                                                          a.ddp_bucket_cap_mb, a.optim == "sgd" ? 1 : 2,
+                                                          activation_policy(a)),
                                          B, T)
                           .c_str());
   }

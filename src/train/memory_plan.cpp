@@ -50,15 +50,18 @@ size_t largest_unit(const Model<float>& model) {
 }  // namespace
 
 RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp, int zero_stage, double bucket_cap_mb,
-                                int optimizer_states) {
-  const MemoryEstimate whole = estimate_training_memory(model, B, T, sizeof(float), optimizer_states);
+                                int optimizer_states, const nn::ActivationPolicy& activations) {
+  const MemoryEstimate whole = estimate_training_memory(model, B, T, sizeof(float), optimizer_states, activations);
   const size_t n = model.table().total();
   const size_t slice = dist::FlatShards(n, dp).size(0) * sizeof(float);
   RankMemoryPlan p;
   p.dp = dp;
   p.zero_stage = zero_stage;
   p.parameters = whole.parameters;
+  p.activation_policy = activations;
   p.activations = whole.activations;
+  p.offloaded = whole.offloaded;
+  p.evaluation = whole.evaluation;
   p.scratch = whole.scratch;
   const bool sharded = dp > 1 && zero_stage > 0;
   p.optimizer_state = sharded ? slice * static_cast<size_t>(optimizer_states) : whole.optimizer_state;
@@ -88,7 +91,8 @@ RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp,
 
 std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
   std::string out = cat("memory plan per rank (fp32, ", p.optimizer_states == 2 ? "AdamW" : "SGD", "; data parallel ",
-                        p.dp, ", ZeRO stage ", p.zero_stage, "; batch ", B, " x seq ", T, " per rank):\n");
+                        p.dp, ", ZeRO stage ", p.zero_stage, "; batch ", B, " x seq ", T, " per rank; activations ",
+                        p.activation_policy.describe(), "):\n");
   char line[160];
   auto row = [&](const char* what, size_t bytes, const char* note) {
     std::snprintf(line, sizeof line, "  %-17s %10.1f MiB%s\n", what, mib(bytes), note);
@@ -102,16 +106,25 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
   row("activations", p.activations, "");
   row("backward scratch", p.scratch, "");
   row("total", p.total(), "");
+  if (p.offloaded) row("offload pool", p.offloaded, "  (file-backed, outside the resident set)");
+  if (p.evaluation) row("evaluation adds", p.evaluation, "  (the block slots of an evaluation pass)");
   return out;
 }
 
 std::string format_measured_memory(int rank, const RankMemoryMeasured& m) {
-  char line[200];
+  char line[400];
   std::snprintf(line, sizeof line,
                 "memory measured, rank %d: peak RSS %.1f MiB; gradients resident at most %.1f MiB; optimizer state "
-                "%.1f MiB",
-                rank, mib(m.peak_rss), mib(m.gradients_peak), mib(m.optimizer_state));
-  return line;
+                "%.1f MiB; predicted peak %.1f MiB (the plan + %.1f MiB held before training: code, libraries, data), "
+                "measured/predicted %.3f",
+                rank, mib(m.peak_rss), mib(m.gradients_peak), mib(m.optimizer_state), mib(m.predicted_peak),
+                mib(m.held_before_training), m.predicted_peak ? static_cast<double>(m.peak_rss) / m.predicted_peak : 0.0);
+  std::string out = line;
+  if (m.offload_pool) {
+    std::snprintf(line, sizeof line, "; offload pool %.1f MiB (file-backed)", mib(m.offload_pool));
+    out += line;
+  }
+  return out;
 }
 
 }  // namespace strata

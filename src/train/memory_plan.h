@@ -18,18 +18,22 @@ namespace strata {
 
 struct RankMemoryPlan {
   int dp = 1, zero_stage = 0, optimizer_states = 2;
+  nn::ActivationPolicy activation_policy;
   size_t parameters = 0;
   size_t gradients = 0;       // resident between steps (the rank with the largest slice)
   size_t gradients_peak = 0;  // during backward (the rank where it is largest)
   size_t optimizer_state = 0;
-  size_t activations = 0, scratch = 0;
+  size_t activations = 0, scratch = 0;  // activations: resident under the policy
+  size_t offloaded = 0;   // activations in the offload pool (file-backed, outside the resident set)
+  size_t evaluation = 0;  // what an evaluation pass adds to the resident activations
   size_t total() const { return parameters + gradients_peak + optimizer_state + activations + scratch; }
 };
 
 // Batch B x T per rank. optimizer_states: 2 for AdamW (exp_avg, exp_avg_sq), 1 for SGD
 // (momentum). Slices differ by rank only at the end of the buffer: the plan is the largest.
 RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp, int zero_stage,
-                                double bucket_cap_mb, int optimizer_states);
+                                double bucket_cap_mb, int optimizer_states,
+                                const nn::ActivationPolicy& activations = {});
 
 // A few lines: one per kind of state, in MiB.
 std::string format_memory_plan(const RankMemoryPlan& p, int B, int T);
@@ -39,6 +43,11 @@ struct RankMemoryMeasured {
   size_t peak_rss = 0;        // the process's peak resident set (VmHWM): everything, libraries included
   size_t gradients_peak = 0;  // DataParallelStep::peak_gradient_bytes
   size_t optimizer_state = 0; // resident bytes of the optimizer's state buffers
+  // What peak_rss should be: the plan's total at the largest batch trained on (evaluation
+  // included if it ran) plus held_before_training, the resident bytes besides parameters,
+  // gradients and optimizer state when training started (code, libraries, data).
+  size_t predicted_peak = 0, held_before_training = 0;
+  size_t offload_pool = 0;  // the most the offload pool held (ModelState::offload_pool_bytes)
 };
 std::string format_measured_memory(int rank, const RankMemoryMeasured& m);
 

@@ -35,14 +35,12 @@ void check_parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, c
          ": start the job with strata launch -n ", a.processes_per_host, " (or mpirun -npernode ",
          a.processes_per_host, ")");
   // What the configuration asks for and this build does not do yet: stop here, rather than
-  // silently run something else (plain data parallelism, no checkpointing).
+  // silently run something else (plain data parallelism).
   if (pp > 1 || tp > 1)
     fail("pipeline_parallel_degree ", pp, " and tensor_parallel_degree ", tp,
          ": pipeline and tensor parallelism are not implemented yet; this build runs data parallelism with optional "
-         "optimizer-state and gradient sharding (shard_optimizer_state, zero_stage): set both degrees to 1");
-  if (a.gradient_checkpointing || a.offload_activations)
-    fail("gradient_checkpointing / activation_checkpointing and offload_activations are not implemented in this "
-         "build: set them to false");
+         "optimizer-state and gradient sharding (shard_optimizer_state, zero_stage) and activation checkpointing / "
+         "offloading: set both degrees to 1");
 }
 
 }  // namespace strata

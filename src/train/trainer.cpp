@@ -42,7 +42,7 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
       model_(std::move(model)),
       dp_(std::make_unique<DataParallelStep>(comm_, *model_, args_.sharding_stage(), args_.ddp_bucket_cap_mb)),
       tokenizer_dir_(std::move(tokenizer_dir)),
-      acts_(model_->new_state()) {
+      acts_(model_->new_state(activation_policy(args_))) {
   OptimizerConfig oc;
   oc.name = args_.optim == "sgd" ? "sgd" : "adamw";
   oc.lr = args_.learning_rate;
@@ -154,6 +154,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
+  held_before_training_ = memory_outside_plan();
   Progress bar(max_steps, a.disable_tqdm || !is_main_process());
   bar.update(state_.global_step, "");
   const auto t0 = std::chrono::steady_clock::now();
@@ -170,6 +171,10 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     int n = 0;
     while (n < a.gradient_accumulation_steps && train_data.next(micro[n])) ++n;
     if (n == 0) fail("training data ended early in epoch ", state_.epoch, " at batch ", state_.batch_in_epoch);
+    for (int i = 0; i < n; ++i) {  // the largest batch shape: where the plan puts the peak
+      largest_batch_.first = std::max(largest_batch_.first, micro[i].B);
+      largest_batch_.second = std::max(largest_batch_.second, micro[i].T);
+    }
     // The loss is normalised by the labels of the global batch (all micro-batches, all
     // ranks), so summing gradients over ranks gives the union batch's gradient.
     double local_norm = 0;
@@ -238,7 +243,6 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   }
   bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
   if (a.load_best_model_at_end && state_.has_best) {
     progress_message(cat("Loading best model from ", state_.best_model_checkpoint, " (",
                          a.best_metric_key(), " = ", state_.best_metric, ")"));
@@ -268,11 +272,34 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   return results;
 }
 
+size_t Trainer::optimizer_state_resident() {
+  size_t bytes = 0;
+  for (auto& [kind, buf] : optimizer_->state_buffers()) bytes += resident_bytes(buf->data(), buf->size() * sizeof(float));
+  return bytes;
+}
+
+size_t Trainer::memory_outside_plan() {
+  const size_t planned = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float)) +
+                         resident_bytes(model_->grads().data(), model_->grads().size() * sizeof(float)) +
+                         optimizer_state_resident();
+  const size_t now = resident_set_bytes();
+  return now > planned ? now - planned : 0;
+}
+
 void Trainer::report_measured_memory() {
+  const TrainingArguments& a = args_;
   RankMemoryMeasured m;
   m.peak_rss = peak_resident_bytes();
   m.gradients_peak = dp_->peak_gradient_bytes();
-  for (auto& [kind, buf] : optimizer_->state_buffers()) m.optimizer_state += resident_bytes(buf->data(), buf->size() * sizeof(float));
+  m.optimizer_state = optimizer_state_resident();
+  // The prediction: the plan at the largest batch shape trained on (with an evaluation pass
+  // if one ran), plus what the process held besides the planned buffers before training.
+  const RankMemoryPlan plan = plan_rank_memory(*model_, largest_batch_.first, largest_batch_.second, world_size(),
+                                               a.sharding_stage(), a.ddp_bucket_cap_mb, a.optim == "sgd" ? 1 : 2,
+                                               activation_policy(a));
+  m.predicted_peak = held_before_training_ + plan.total() + (a.eval_strategy != "no" ? plan.evaluation : 0);
+  m.held_before_training = held_before_training_;
+  m.offload_pool = acts_->offload_pool_bytes();
   const std::string mine = format_measured_memory(comm_ ? comm_->rank() : 0, m);
   const std::vector<std::string> all = comm_ ? comm_->all_gather_bytes(mine, "measured memory") : std::vector{mine};
   if (!is_main_process()) return;

@@ -5,6 +5,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -60,6 +61,9 @@ class Trainer {
   void maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop);
   void resume_from(const std::string& checkpoint);
   void report_measured_memory();  // every rank's measured memory, printed by rank 0
+  size_t optimizer_state_resident();
+  // Resident bytes besides parameters, gradients and optimizer state (code, libraries, data).
+  size_t memory_outside_plan();
   std::string resolve_checkpoint(const std::string& spec) const;
 
   double all_sum(double v, const char* what);
@@ -72,6 +76,8 @@ class Trainer {
   std::unique_ptr<Optimizer<float>> optimizer_;
   TrainerState state_;
   std::unique_ptr<ModelState> acts_;  // the model's forward state, reused across steps
+  size_t held_before_training_ = 0;   // memory_outside_plan() when training started
+  std::pair<int, int> largest_batch_{0, 0};  // B and T: the shape the memory plan peaks at
   std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
 };
 
