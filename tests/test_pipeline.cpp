@@ -266,25 +266,28 @@ TEST(PipelineStages, BertDecoderTiesAndAlbertSharedLayers) {
   EXPECT_EQ(owners, (std::vector<int>{0, 2}));
 }
 
-// The stages' plans add up to the whole model's: parameters (each counted once, plus the
-// borrowed copies), optimizer state, and one micro-batch's activations (the embeddings' output
-// on the first stage, the logits on the last).
+// The stages' plans against the whole model's: parameters (each counted once, plus the
+// borrowed copies) and optimizer state add up; activations add up but for the hand-off
+// buffer each further stage's range has of its own (one boundary, B*T*hidden), with the
+// embeddings' output on the first stage and the logits on the last; one stage is the
+// one-process plan.
 TEST(PipelineMemoryPlan, StagesAddUpToTheWholeModel) {
   for (const char* fixture : {"gpt2-causal-lm", "bert-masked-lm", "albert-masked-lm"}) {
     SCOPED_TRACE(fixture);
     auto m = model_from_fixture(fixture, 4);
-    const PipelineStages st(*m, {1, 2, 1});
     const int rows = 3, T = 16;
     const RankMemoryPlan whole = plan_rank_memory(*m, rows, T, 1, 0, 25, 2);
+    const PipelineStages one(*m, {4});
+    const RankMemoryPlan single = plan_stage_memory(*m, stage_share(*m, one, 0, PipelineKind::Interleaved, rows, 1), T,
+                                                    1, 0, 25, 2);
+    EXPECT_EQ(single.parameters, whole.parameters);
+    EXPECT_EQ(single.activations, whole.activations);
+    EXPECT_EQ(single.total(), whole.total());
+    const PipelineStages st(*m, {1, 2, 1});
     size_t params = 0, optimizer = 0, activations = 0, borrowed_all = 0;
     for (int s = 0; s < 3; ++s) {
-      StageShare share;
-      share.stage = s;
-      share.stages = 3;
-      share.owned = st.end(s) - st.begin(s);
-      for (size_t e : st.borrowed(s)) share.borrowed += m->table().entries()[e].numel;
-      share.blocks = st.blocks(s);
-      share.micro_rows = rows;
+      const StageShare share = stage_share(*m, st, s, PipelineKind::Interleaved, rows, 1);
+      EXPECT_EQ(share.first_block, s == 0 ? 0 : s == 1 ? 1 : 3);
       const RankMemoryPlan p = plan_stage_memory(*m, share, T, 1, 0, 25, 2);
       EXPECT_EQ(p.parameters, (share.owned + share.borrowed) * sizeof(float));
       params += p.parameters;
@@ -294,7 +297,8 @@ TEST(PipelineMemoryPlan, StagesAddUpToTheWholeModel) {
     }
     EXPECT_EQ(params - borrowed_all, whole.parameters);
     EXPECT_EQ(optimizer, whole.optimizer_state);
-    EXPECT_EQ(activations, whole.activations);
+    const size_t boundary = m->activation_terms(rows, T).boundary * sizeof(float);
+    EXPECT_EQ(activations, whole.activations + 2 * boundary);
   }
 }
 

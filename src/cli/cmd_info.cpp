@@ -12,8 +12,10 @@
 namespace strata::cli {
 
 int cmd_info(int argc, char** argv) {
-  const Args a("info", argc, argv, {"batch", "seq", "dp", "zero-stage", "bucket-mb", "pp", "microbatches", "pipeline"},
-               {"shard-optimizer-state"});
+  const Args a("info", argc, argv,
+               {"batch", "seq", "dp", "zero-stage", "bucket-mb", "gradient-checkpointing-every", "pp", "microbatches",
+                "pipeline"},
+               {"shard-optimizer-state", "gradient-checkpointing", "offload-activations"});
   if (a.positional().size() != 1) fail("strata info: expected one model directory, e.g. strata info models/bert");
   const std::string dir = a.positional()[0];
   const ModelConfig cfg = load_model_config(dir);
@@ -52,8 +54,19 @@ int cmd_info(int argc, char** argv) {
                 cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));
   std::printf("parameters     %zu (%.2fM; %.2fM in embeddings, %.2fM in the rest)\n", n, n / 1e6, embedding / 1e6,
               (n - embedding) / 1e6);
+  nn::ActivationPolicy activations;
+  if (a.flag_or("gradient-checkpointing", false)) {
+    activations.checkpoint_every = a.int_or("gradient-checkpointing-every", 1);
+    if (activations.checkpoint_every < 1)
+      fail("strata info: --gradient-checkpointing-every must be >= 1, got ", activations.checkpoint_every);
+  } else if (a.has("gradient-checkpointing-every")) {
+    fail("strata info: --gradient-checkpointing-every needs --gradient-checkpointing");
+  }
+  activations.offload = a.flag_or("offload-activations", false);
   if (job.pipeline_parallel_degree == 1) {
-    std::printf("%s", format_memory_plan(plan_rank_memory(*shape_only, B, T, dp, stage, bucket_mb, 2), B, T).c_str());
+    std::printf("%s",
+                format_memory_plan(plan_rank_memory(*shape_only, B, T, dp, stage, bucket_mb, 2, activations), B, T)
+                    .c_str());
     return 0;
   }
   std::string how;
@@ -61,7 +74,7 @@ int cmd_info(int argc, char** argv) {
                                                             dir + "/config.json", &how));
   std::printf("%s  partition: %s\n", stages.describe(shape_only->table()).c_str(), how.c_str());
   std::printf("%s", format_pipeline_memory_plans(*shape_only, stages, kind, B, T, job.microbatches, dp, stage,
-                                                 bucket_mb, 2)
+                                                 bucket_mb, 2, activations)
                         .c_str());
   return 0;
 }

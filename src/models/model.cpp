@@ -105,6 +105,14 @@ void Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, ModelState& 
 }
 
 template <typename T>
+nn::ActivationFootprint Model<T>::activation_values(int B, int T_, const nn::ActivationPolicy& policy) const {
+  const ActivationTerms t = activation_terms(B, T_);
+  nn::ActivationFootprint f = nn::block_footprint(policy, 0, t.blocks, t.block_saved, t.boundary);
+  f.resident += t.outside;
+  return f;
+}
+
+template <typename T>
 std::unique_ptr<CausalDecoder<T>> Model<T>::new_cached_decoder() const {
   return nullptr;
 }

@@ -19,5 +19,7 @@ size_t resident_bytes(const void* p, size_t bytes);
 // The process's peak resident set so far (VmHWM in /proc/self/status), in bytes; 0 if the
 // system does not report it.
 size_t peak_resident_bytes();
+// The process's resident set now (VmRSS), in bytes; 0 if the system does not report it.
+size_t resident_set_bytes();
 
 }  // namespace strata

@@ -8,7 +8,6 @@
 #include "dist/flat_shards.h"
 #include "dist/gradient_reducer.h"
 #include "models/memory_estimate.h"
-#include "models/registry.h"
 #include "util/error.h"
 
 namespace strata {
@@ -51,15 +50,18 @@ size_t largest_unit(const Model<float>& model) {
 }  // namespace
 
 RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp, int zero_stage, double bucket_cap_mb,
-                                int optimizer_states) {
-  const MemoryEstimate whole = estimate_training_memory(model, B, T, sizeof(float), optimizer_states);
+                                int optimizer_states, const nn::ActivationPolicy& activations) {
+  const MemoryEstimate whole = estimate_training_memory(model, B, T, sizeof(float), optimizer_states, activations);
   const size_t n = model.table().total();
   const size_t slice = dist::FlatShards(n, dp).size(0) * sizeof(float);
   RankMemoryPlan p;
   p.dp = dp;
   p.zero_stage = zero_stage;
   p.parameters = whole.parameters;
+  p.activation_policy = activations;
   p.activations = whole.activations;
+  p.offloaded = whole.offloaded;
+  p.evaluation = whole.evaluation;
   p.scratch = whole.scratch;
   const bool sharded = dp > 1 && zero_stage > 0;
   p.optimizer_state = sharded ? slice * static_cast<size_t>(optimizer_states) : whole.optimizer_state;
@@ -87,15 +89,29 @@ RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp,
   return p;
 }
 
+StageShare stage_share(const Model<float>& model, const PipelineStages& stages, int s, dist::PipelineKind kind, int B,
+                       int microbatches) {
+  StageShare share;
+  share.stage = s;
+  share.stages = stages.count();
+  share.owned = stages.end(s) - stages.begin(s);
+  for (size_t e : stages.borrowed(s)) share.borrowed += model.table().entries()[e].numel;
+  share.first_block = std::max(stages.units(s).begin, 1) - 1;
+  share.blocks = stages.blocks(s);
+  share.in_flight = dist::max_in_flight(kind, stages.count(), s, microbatches);
+  share.micro_rows = (B + microbatches - 1) / microbatches;
+  return share;
+}
+
 RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s, int T, int dp, int zero_stage,
-                                 double bucket_cap_mb, int optimizer_states) {
-  const MemoryEstimate micro = estimate_training_memory(model, s.micro_rows, T, sizeof(float), optimizer_states);
+                                 double bucket_cap_mb, int optimizer_states, const nn::ActivationPolicy& activations) {
   const size_t slice = dist::FlatShards(s.owned, dp).size(0) * sizeof(float);
   const bool sharded = dp > 1 && zero_stage > 0;
   RankMemoryPlan p;
   p.dp = dp;
   p.zero_stage = zero_stage;
   p.optimizer_states = optimizer_states;
+  p.activation_policy = activations;
   p.stage = s.stage;
   p.stages = s.stages;
   p.in_flight = s.in_flight;
@@ -109,21 +125,27 @@ RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s,
     p.gradients = slice + borrowed;
     p.gradients_peak = std::min(owned, slice + dist::GradientReducer::kMaxInFlight * bucket) + borrowed;
   }
-  // One micro-batch's saved values per block, and outside the blocks: the model's count against
-  // that of the same model with twice the blocks (its parameters are never touched, so never
-  // allocated). Outside the blocks, the embeddings' output (N x hidden) is the first stage's,
-  // the rest (final norm, logits, ...) the last stage's.
-  ModelConfig doubled = model.config();
-  doubled.num_layers *= 2;
-  const auto L = static_cast<size_t>(model.num_blocks());
-  const size_t all = model.activation_values(s.micro_rows, T);
-  const size_t per_block = (make_model<float>(doubled)->activation_values(s.micro_rows, T) - all) / L;
-  const size_t outside = all - L * per_block;
-  const size_t embedded = std::min(outside, static_cast<size_t>(s.micro_rows) * T * model.hidden_width());
-  const size_t values = per_block * static_cast<size_t>(s.blocks) + (s.stage == 0 ? embedded : 0) +
-                        (s.stage == s.stages - 1 ? outside - embedded : 0);
-  p.activations = values * sizeof(float) * static_cast<size_t>(s.in_flight);
-  p.scratch = micro.scratch * static_cast<size_t>(s.in_flight);
+  // One micro-batch's activations under the policy: the stage's blocks (for ALBERT, their layer
+  // applications) as BlockActivations holds a range of them, the embeddings' output (one
+  // boundary) on the first stage, the rest outside the blocks (final norm, logits, ...) on the
+  // last. Each micro-batch in flight has a state of its own.
+  const Model<float>::ActivationTerms t = model.activation_terms(s.micro_rows, T);
+  const int per_block = t.blocks / model.num_blocks();
+  const nn::ActivationFootprint f = nn::block_footprint(activations, s.first_block * per_block,
+                                                        (s.first_block + s.blocks) * per_block, t.block_saved,
+                                                        t.boundary);
+  const size_t embedded = std::min(t.outside, t.boundary);
+  const size_t outside = (s.stage == 0 ? embedded : 0) + (s.stage == s.stages - 1 ? t.outside - embedded : 0);
+  const auto states = static_cast<size_t>(s.in_flight);
+  p.activations = (f.resident + outside) * sizeof(float) * states;
+  p.offloaded = f.offloaded * sizeof(float) * states;
+  p.scratch = model.scratch_values(s.micro_rows, T) * sizeof(float) * states;
+  // Evaluation: one stage runs Model::infer in its first state; with several stages each runs
+  // its training forward in two states in turn, the second one new where training keeps one.
+  if (s.stages == 1)
+    p.evaluation = f.inference * sizeof(float);
+  else if (s.in_flight < 2)
+    p.evaluation = (f.resident + outside) * sizeof(float);
   return p;
 }
 
@@ -133,7 +155,7 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
                         p.stage >= 0 ? cat("; pipeline stage ", p.stage, " of ", p.stages, ", up to ", p.in_flight,
                                            " micro-batches of ", p.micro_rows, " rows in flight")
                                      : std::string(),
-                        "):\n");
+                        "; activations ", p.activation_policy.describe(), "):\n");
   char line[160];
   auto row = [&](const char* what, size_t bytes, const char* note) {
     std::snprintf(line, sizeof line, "  %-17s %10.1f MiB%s\n", what, mib(bytes), note);
@@ -147,34 +169,38 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
   row("activations", p.activations, "");
   row("backward scratch", p.scratch, "");
   row("total", p.total(), "");
+  if (p.offloaded) row("offload pool", p.offloaded, "  (file-backed, outside the resident set)");
+  if (p.evaluation) row("evaluation adds", p.evaluation, "  (the block slots of an evaluation pass)");
   return out;
 }
 
 std::string format_pipeline_memory_plans(const Model<float>& model, const PipelineStages& stages,
                                          dist::PipelineKind kind, int B, int T, int microbatches, int dp,
-                                         int zero_stage, double bucket_cap_mb, int optimizer_states) {
+                                         int zero_stage, double bucket_cap_mb, int optimizer_states,
+                                         const nn::ActivationPolicy& activations) {
   std::string out;
-  for (int s = 0; s < stages.count(); ++s) {
-    StageShare share;
-    share.stage = s;
-    share.stages = stages.count();
-    share.owned = stages.end(s) - stages.begin(s);
-    for (size_t e : stages.borrowed(s)) share.borrowed += model.table().entries()[e].numel;
-    share.blocks = stages.blocks(s);
-    share.in_flight = dist::max_in_flight(kind, stages.count(), s, microbatches);
-    share.micro_rows = (B + microbatches - 1) / microbatches;
-    out += format_memory_plan(plan_stage_memory(model, share, T, dp, zero_stage, bucket_cap_mb, optimizer_states), B, T);
-  }
+  for (int s = 0; s < stages.count(); ++s)
+    out += format_memory_plan(plan_stage_memory(model, stage_share(model, stages, s, kind, B, microbatches), T, dp,
+                                                zero_stage, bucket_cap_mb, optimizer_states, activations),
+                              B, T);
   return out;
 }
 
 std::string format_measured_memory(int rank, const RankMemoryMeasured& m) {
-  char line[240];
+  char line[400];
   std::snprintf(line, sizeof line,
                 "memory measured, rank %d: peak RSS %.1f MiB; parameters resident %.1f MiB; gradients resident at most "
-                "%.1f MiB; optimizer state %.1f MiB",
-                rank, mib(m.peak_rss), mib(m.parameters), mib(m.gradients_peak), mib(m.optimizer_state));
-  return line;
+                "%.1f MiB; optimizer state %.1f MiB; predicted peak %.1f MiB (the plan + %.1f MiB held before "
+                "training: code, libraries, data), measured/predicted %.3f",
+                rank, mib(m.peak_rss), mib(m.parameters), mib(m.gradients_peak), mib(m.optimizer_state),
+                mib(m.predicted_peak), mib(m.held_before_training),
+                m.predicted_peak ? static_cast<double>(m.peak_rss) / m.predicted_peak : 0.0);
+  std::string out = line;
+  if (m.offload_pool) {
+    std::snprintf(line, sizeof line, "; offload pool %.1f MiB (file-backed)", mib(m.offload_pool));
+    out += line;
+  }
+  return out;
 }
 
 }  // namespace strata

@@ -34,14 +34,11 @@ void check_parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, c
          ": start the job with strata launch -n ", a.processes_per_host, " (or mpirun -npernode ",
          a.processes_per_host, ")");
   // What the configuration asks for and this build does not do yet: stop here, rather than
-  // silently run something else (no tensor parallelism, no checkpointing).
+  // silently run something else (no tensor parallelism).
   if (tp > 1)
     fail("tensor_parallel_degree ", tp, ": tensor parallelism is not implemented yet; this build runs data and "
          "pipeline parallelism with optional optimizer-state and gradient sharding (shard_optimizer_state, "
-         "zero_stage): set tensor_parallel_degree to 1");
-  if (a.gradient_checkpointing || a.offload_activations)
-    fail("gradient_checkpointing / activation_checkpointing and offload_activations are not implemented in this "
-         "build: set them to false");
+         "zero_stage) and activation checkpointing / offloading: set tensor_parallel_degree to 1");
 }
 
 }  // namespace strata

@@ -36,13 +36,15 @@ struct PipelineStep::Slot {
 };
 
 PipelineStep::PipelineStep(Model<float>& model, const PipelineStages& stages, dist::Communicator* pipeline,
-                           dist::PipelineKind kind, int micro_batches, bool head_only)
+                           dist::PipelineKind kind, int micro_batches, bool head_only,
+                           const nn::ActivationPolicy& activations)
     : model_(model),
       layout_(stages),
       comm_(pipeline && pipeline->size() > 1 ? pipeline : nullptr),
       kind_(kind),
       micro_(micro_batches),
       head_only_(head_only),
+      activations_(activations),
       stage_(comm_ ? comm_->rank() : 0) {
   STRATA_CHECK(stages.count() == (comm_ ? comm_->size() : 1), "the pipeline has ", stages.count(),
                " stages but its group ", comm_ ? comm_->size() : 1, " ranks");
@@ -55,7 +57,7 @@ PipelineStep::Slot& PipelineStep::slot(size_t i) {
   if (slots_.size() <= i) slots_.resize(i + 1);
   if (!slots_[i]) {
     slots_[i] = std::make_unique<Slot>();
-    slots_[i]->state = model_.new_state();
+    slots_[i]->state = model_.new_state(activations_);
   }
   return *slots_[i];
 }
@@ -237,6 +239,11 @@ void PipelineStep::refresh_borrowed_parameters() {
 }
 
 ModelState* PipelineStep::infer(const Batch& b) {
+  if (stages() == 1) {  // the inference forward: no saved state beyond a block at a time
+    ModelState& state = *slot(0).state;
+    model_.infer(b, state);
+    return &state;
+  }
   // Two states in turn: batch n+1 is computed while batch n's output is still being sent.
   Slot& s = slot(static_cast<size_t>(infer_count_++ % 2));
   double idle = 0;  // evaluation is not part of the training bubble
@@ -279,6 +286,13 @@ void PipelineStep::release_other_stages() {
     from = std::max(from, e);
   }
   release(model_.table().total());
+}
+
+size_t PipelineStep::offload_pool_bytes() const {
+  size_t bytes = 0;
+  for (const auto& s : slots_)
+    if (s) bytes += s->state->offload_pool_bytes();
+  return bytes;
 }
 
 size_t PipelineStep::borrowed_gradient_bytes() const {

@@ -28,9 +28,10 @@ namespace strata {
 class PipelineStep {
  public:
   // pipeline: this replica's stages, ranked by stage (null: one stage). head_only: backward runs
-  // the head alone (freeze_base_model), and the stages without it run no backward.
+  // the head alone (freeze_base_model), and the stages without it run no backward. activations:
+  // how every micro-batch's state keeps its blocks' saved tensors (kept, recomputed, offloaded).
   PipelineStep(Model<float>& model, const PipelineStages& stages, dist::Communicator* pipeline,
-               dist::PipelineKind kind, int micro_batches, bool head_only);
+               dist::PipelineKind kind, int micro_batches, bool head_only, const nn::ActivationPolicy& activations);
   ~PipelineStep();
 
   int stage() const { return stage_; }
@@ -53,7 +54,8 @@ class PipelineStep {
   // After the optimizer step: owners send the new values of shared parameters to borrowers.
   void refresh_borrowed_parameters();
 
-  // Inference forward of one batch (dropout off) through the stages, batch after batch: a stage
+  // Inference forward of one batch (dropout off). One stage: Model::infer in the first state.
+  // Several: through the stages, batch after batch, each running its units' forward; a stage
   // sends its output on and goes on with the next batch while it travels. On the last stage
   // returns the state to read the head outputs and loss from; null on the others.
   ModelState* infer(const Batch& b);
@@ -68,6 +70,8 @@ class PipelineStep {
 
   // Resident bytes of the gradients of the borrowed parameters (outside the stage's window).
   size_t borrowed_gradient_bytes() const;
+  // The most the states' offload pools held (ModelState::offload_pool_bytes), summed.
+  size_t offload_pool_bytes() const;
 
   // Seconds spent waiting for messages, and running the schedule (the passes and those waits;
   // not the data-parallel reduction's final wait), over all steps so far.
@@ -93,6 +97,7 @@ class PipelineStep {
   dist::PipelineKind kind_;
   int micro_;
   bool head_only_;
+  nn::ActivationPolicy activations_;
   int stage_;
   std::vector<std::unique_ptr<Slot>> slots_;
   // Shared parameters: gradients received from borrowers (owner), sends to owners (borrower).

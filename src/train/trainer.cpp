@@ -45,14 +45,13 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
       comm_(group_or_null(groups.data)),
       pipeline_(group_or_null(groups.pipeline)),
       model_(std::move(model)),
-      tokenizer_dir_(std::move(tokenizer_dir)),
-      acts_(model_->new_state()) {
+      tokenizer_dir_(std::move(tokenizer_dir)) {
   const int stages = pipeline_ ? pipeline_->size() : 1;
   std::string how;
   stages_ = std::make_unique<PipelineStages>(
       *model_, partition_blocks(*model_, args_, stages, args_.model_name_or_path + "/config.json", &how));
   pipe_ = std::make_unique<PipelineStep>(*model_, *stages_, pipeline_, dist::parse_pipeline_kind(args_.pipeline),
-                                         args_.microbatches, args_.freeze_base_model);
+                                         args_.microbatches, args_.freeze_base_model, activation_policy(args_));
   const int s = pipe_->stage();
   dp_ = std::make_unique<DataParallelStep>(comm_, *model_, stages_->begin(s), stages_->end(s), args_.sharding_stage(),
                                            args_.ddp_bucket_cap_mb);
@@ -173,6 +172,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
+  held_before_training_ = memory_outside_plan();
   Progress bar(max_steps, a.disable_tqdm || !is_main_process());
   bar.update(state_.global_step, "");
   const auto t0 = std::chrono::steady_clock::now();
@@ -189,6 +189,10 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     int n = 0;
     while (n < a.gradient_accumulation_steps && train_data.next(accumulated[n])) ++n;
     if (n == 0) fail("training data ended early in epoch ", state_.epoch, " at batch ", state_.batch_in_epoch);
+    for (int i = 0; i < n; ++i) {  // the largest batch shape: where the plan puts the peak
+      largest_batch_.first = std::max(largest_batch_.first, accumulated[i].B);
+      largest_batch_.second = std::max(largest_batch_.second, accumulated[i].T);
+    }
     // The loss is normalised by the labels of the global batch (all batches of the
     // accumulation, all data-parallel ranks), so summing gradients over ranks gives the union
     // batch's gradient.
@@ -257,7 +261,6 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   }
   bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
   if (a.load_best_model_at_end && state_.has_best) {
     progress_message(cat("Loading best model from ", state_.best_model_checkpoint, " (",
                          a.best_metric_key(), " = ", state_.best_metric, ")"));
@@ -290,12 +293,45 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   return results;
 }
 
+size_t Trainer::optimizer_state_resident() {
+  size_t bytes = 0;
+  for (auto& [kind, buf] : optimizer_->state_buffers()) bytes += resident_bytes(buf->data(), buf->size() * sizeof(float));
+  return bytes;
+}
+
+size_t Trainer::memory_outside_plan() {
+  const size_t planned = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float)) +
+                         resident_bytes(model_->grads().data(), model_->grads().size() * sizeof(float)) +
+                         optimizer_state_resident();
+  const size_t now = resident_set_bytes();
+  return now > planned ? now - planned : 0;
+}
+
+RankMemoryPlan Trainer::memory_plan(int B, int T) const {
+  const TrainingArguments& a = args_;
+  const int states = a.optim == "sgd" ? 1 : 2;
+  if (pipe_->stages() == 1 && a.microbatches == 1)
+    return plan_rank_memory(*model_, B, T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
+                            activation_policy(a));
+  return plan_stage_memory(*model_, stage_share(*model_, *stages_, pipe_->stage(), dist::parse_pipeline_kind(a.pipeline),
+                                                B, a.microbatches),
+                           T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
+                           activation_policy(a));
+}
+
 void Trainer::report_measured_memory() {
+  const TrainingArguments& a = args_;
   RankMemoryMeasured m;
   m.peak_rss = peak_resident_bytes();
   m.gradients_peak = dp_->peak_gradient_bytes() + pipe_->borrowed_gradient_bytes();
-  for (auto& [kind, buf] : optimizer_->state_buffers()) m.optimizer_state += resident_bytes(buf->data(), buf->size() * sizeof(float));
+  m.optimizer_state = optimizer_state_resident();
   m.parameters = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float));
+  // The prediction: the plan at the largest batch shape trained on (with an evaluation pass
+  // if one ran), plus what the process held besides the planned buffers before training.
+  const RankMemoryPlan plan = memory_plan(largest_batch_.first, largest_batch_.second);
+  m.predicted_peak = held_before_training_ + plan.total() + (a.eval_strategy != "no" ? plan.evaluation : 0);
+  m.held_before_training = held_before_training_;
+  m.offload_pool = pipe_->offload_pool_bytes();
   const std::string mine = format_measured_memory(world_ ? world_->rank() : 0, m);
   const std::vector<std::string> all = world_ ? world_->all_gather_bytes(mine, "measured memory") : std::vector{mine};
   if (!is_main_process()) return;
@@ -421,11 +457,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   while (data.next(b)) {
     if (b.B == 0) continue;
     // Through the pipeline every stage reads the same batch; the last one has the outputs.
-    ModelState* st = acts_.get();
-    if (pipeline_)
-      st = pipe_->infer(b);
-    else
-      model_->infer(b, *acts_);
+    ModelState* st = pipe_->infer(b);
     if (!st) continue;
     const double n = label_count(model_->config(), b);
     if (n > 0) {
@@ -434,7 +466,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
     }
     pass->add(b, model_->head_outputs(b, *st));
   }
-  if (pipeline_) pipe_->finish_infer();
+  pipe_->finish_infer();
   if (comm_ && (!pipeline_ || pipe_->is_last())) {  // every replica saw its shard: the union, on every replica
     std::unique_ptr<EvalPass> all = task->start();
     for (const std::string& p : comm_->all_gather_bytes(pass->serialize(), "evaluation outputs")) all->merge(p);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "train/checkpoint.h"
 #include "train/data_parallel_step.h"
 #include "train/eval_task.h"
+#include "train/memory_plan.h"
 #include "train/optimizer.h"
 #include "train/pipeline_stages.h"
 #include "train/pipeline_step.h"
@@ -78,6 +80,11 @@ class Trainer {
   // Rank 0 holds the whole model while `write` runs (gathered from the pipeline stages).
   void with_whole_model(const std::function<void()>& write);
   void write_optimizer(const std::string& dir);  // collective: rank 0 writes, the others send
+  size_t optimizer_state_resident();
+  // Resident bytes besides parameters, gradients and optimizer state (code, libraries, data).
+  size_t memory_outside_plan();
+  // This rank's memory plan for batches of B x T (its pipeline stage's).
+  RankMemoryPlan memory_plan(int B, int T) const;
   std::string resolve_checkpoint(const std::string& spec) const;
 
   double all_sum(double v, const char* what);
@@ -93,7 +100,8 @@ class Trainer {
   std::string tokenizer_dir_;
   std::unique_ptr<Optimizer<float>> optimizer_;
   TrainerState state_;
-  std::unique_ptr<ModelState> acts_;  // single-stage inference's state, reused across batches
+  size_t held_before_training_ = 0;   // memory_outside_plan() when training started
+  std::pair<int, int> largest_batch_{0, 0};  // B and T: the shape the memory plan peaks at
   std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <sstream>
 #include <thread>
@@ -289,6 +290,10 @@ void validate(TrainingArguments& a, const std::string& src) {
   if (a.metric_for_best_model.empty() && (a.load_best_model_at_end || a.early_stopping_patience > 0))
     a.metric_for_best_model = "loss";
   if (!has_eval) a.do_eval = false;
+  if (a.gradient_checkpointing_every != 1 && !a.gradient_checkpointing)
+    fail(src, ": gradient_checkpointing_every is ", a.gradient_checkpointing_every,
+         " but gradient_checkpointing is false; set gradient_checkpointing: true to recompute every ",
+         a.gradient_checkpointing_every, "-th block");
 }
 
 }  // namespace
@@ -365,6 +370,15 @@ std::string format_training_arguments(const TrainingArguments& a) {
 }
 
 std::string training_arguments_json(const TrainingArguments& a) { return to_json(a).dump(2) + "\n"; }
+
+nn::ActivationPolicy activation_policy(const TrainingArguments& a) {
+  nn::ActivationPolicy p;
+  p.checkpoint_every = a.gradient_checkpointing ? a.gradient_checkpointing_every : 0;
+  p.offload = a.offload_activations;
+  const char* tmp = std::getenv("TMPDIR");
+  if (tmp && *tmp) p.offload_dir = tmp;
+  return p;
+}
 
 data::PretrainingOptions pretraining_options(const TrainingArguments& a, data::LmObjective objective,
                                              size_t model_max_positions) {

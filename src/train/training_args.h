@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data/pretraining.h"
+#include "nn/activation_policy.h"
 
 namespace strata {
 
@@ -124,9 +125,12 @@ struct TrainingArguments {
   std::vector<int> pipeline_partition;
   int processes_per_host = 0;  // SageMaker's mpi.processes_per_host; 0: whatever the launcher started
   // Activation checkpointing and offloading (HF's gradient_checkpointing; SageMaker's
-  // activation_checkpointing / offload_activations set them).
+  // activation_checkpointing / offload_activations set them; docs/parallelism.md): recompute
+  // a block's forward in backward instead of keeping its saved tensors, for blocks 0, k, 2k, ...;
+  // move the saved tensors of blocks not recomputed (and the blocks' inputs) to a file-backed
+  // host-memory pool in $TMPDIR (default /tmp) after forward, fetched back before backward.
   bool gradient_checkpointing = false;
-  int gradient_checkpointing_every = 1;  // every k-th layer
+  int gradient_checkpointing_every = 1;  // k >= 1
   bool offload_activations = false;
 
   // Not options: the HF arguments this configuration set that do not apply here
@@ -162,6 +166,9 @@ TrainingArguments load_training_arguments(const std::string& path, const std::ve
 
 // The arguments as "name: value" lines, non-default ones marked, for the start-of-run table.
 std::string format_training_arguments(const TrainingArguments& a);
+// How the Trainer's model state keeps the blocks' saved tensors under these arguments.
+nn::ActivationPolicy activation_policy(const TrainingArguments& a);
+
 // As JSON text (written to checkpoints as training_args.json).
 std::string training_arguments_json(const TrainingArguments& a);
 

@@ -4,7 +4,8 @@
 # of 2 accumulated batches of 12 rows, no dropout, weight decay on, clipping active
 # (max_grad_norm 0.25), small buckets, and an evaluation through the pipeline at the end. Runs:
 #   pp2 (1F1B, 4 micro-batches), pp2 simple (GPipe, 2), pp3 both schedules (3 micro-batches),
-#   pp2 x dp2, pp2 x dp2 x ZeRO-1 (spread placement), pp3 x dp2 x ZeRO-2 (6 ranks),
+#   pp3 with every 2nd block checkpointed and the rest offloaded, pp2 x dp2, pp2 x dp2 x ZeRO-1
+#   (spread placement), pp3 x dp2 x ZeRO-2 (6 ranks),
 # then checkpoints across layouts: saved at step 3 by pp2, resumed by one process and by
 # pp3 x dp2 x ZeRO-1; saved by one process, resumed by pp2. Every run must log the single
 # process's losses and gradient norms and end with its parameters and evaluation loss. Also
@@ -100,6 +101,8 @@ job pp2_dp2 4 6 "$(pipe 2 2 interleaved)"
 run pp2_dp2 4
 job pp2_dp2_z1 4 6 "$(pipe 2 3 interleaved ', shard_optimizer_state: true, placement_strategy: spread')"
 run pp2_dp2_z1 4
+job pp3_ckpt 3 12 "$(pipe 3 3 interleaved ', activation_checkpointing: 2, offload_activations: true')"
+run pp3_ckpt 3
 job pp3_dp2_z2 6 6 "$(pipe 3 2 simple)
 deepspeed: {zero_optimization: {stage: 2}}"
 run pp3_dp2_z2 6
@@ -133,7 +136,7 @@ scale = max(abs(x) for t in ref_w.values() for x in t)
 ok = True
 # fp32 tolerances: losses and norms are logged to 4 decimals; parameters differ by the order of
 # the gradient sums (over micro-batches, ranks and the tied copies) and of the norm's squares.
-for name in ("pp2", "pp2_simple", "pp3", "pp3_simple", "pp2_dp2", "pp2_dp2_z1", "pp3_dp2_z2", "save_pp2", "r_single",
+for name in ("pp2", "pp2_simple", "pp3", "pp3_simple", "pp3_ckpt", "pp2_dp2", "pp2_dp2_z1", "pp3_dp2_z2", "save_pp2", "r_single",
              "r_pp3_dp2_z1", "r_pp2"):
     got, ev = log(name)
     w = tensors(f"{work}/{name}/model.safetensors")
