@@ -38,12 +38,7 @@ WORK=out/bench_dp/logs   # timestamped output of each run kept here
 mkdir -p "$WORK"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-measure() {  # LOGFILE -> "steps ms_per_step"
-  awk '/^[0-9.]+ \{.*"grad_norm":.*"step":/ { if (match($0, /"step":[0-9]+/)) { s = substr($0, RSTART + 7, RLENGTH - 7) + 0;
-         t[s] = $1; if (first == "" || s < first) first = s; if (s > last) last = s } }
-       END { if (last > first) printf "%d %.1f\n", last - first, 1000 * (t[last] - t[first]) / (last - first);
-             else print "0 nan" }' "$1"
-}
+measure() { awk -f bench/steady_ms_per_step.awk "$1"; }  # LOGFILE -> "steps ms_per_step"
 
 declare -A MS HIDDEN RUNTIME
 for n in $RANKS; do

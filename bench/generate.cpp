@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "generate/sampling.h"
 #include "kernels/ops.h"
 #include "models/causal_decoder.h"
@@ -24,6 +25,8 @@
 namespace {
 
 using namespace strata;
+using bench::machine;
+using bench::median;
 using Clock = std::chrono::steady_clock;
 
 struct Shape {
@@ -38,12 +41,6 @@ constexpr Shape kShapes[] = {
 struct Timing {
   double prefill_ms, decode_ms;  // decode: the N-1 single-token steps after the prefill
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
@@ -63,17 +60,6 @@ Timing run_once(CausalDecoder<float>& dec, const std::vector<int32_t>& prompt, i
   }
   r.decode_ms = ms_since(t);
   return r;
-}
-
-std::string machine() {
-  std::ifstream cpu("/proc/cpuinfo");
-  std::string line, model = "unknown CPU";
-  while (std::getline(cpu, line))
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  return model;
 }
 
 }  // namespace

@@ -14,11 +14,6 @@
 //   twice that backward) is the separate lm-head term. GFLOP/s and "x ceiling" use
 //   brief + lm head: the work the step really does. The attention term counts the full T x T
 //   scores, causal or not, as the peer's formula does.
-#include <sys/resource.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "kernels/ops.h"
 #include "models/registry.h"
 #include "train/optimizer.h"
@@ -35,6 +31,9 @@
 namespace {
 
 using namespace strata;
+using bench::machine;
+using bench::median;
+using bench::run_in_child;
 using Clock = std::chrono::steady_clock;
 
 struct Config {
@@ -57,21 +56,11 @@ struct Result {
   double peak_rss_mib;  // filled in by the parent
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 ModelConfig make_config(const Config& c) {
   nlohmann::json j;
   const std::string family = c.family;
-  if (family == "gpt2") {  // the hub's gpt2 (124M) config.json
-    j = {{"model_type", "gpt2"},  {"vocab_size", 50257},           {"n_positions", 1024},   {"n_embd", 768},
-         {"n_layer", c.layers},   {"n_head", 12},                  {"activation_function", "gelu_new"},
-         {"resid_pdrop", 0.1},    {"embd_pdrop", 0.1},             {"attn_pdrop", 0.1},     {"layer_norm_epsilon", 1e-5},
-         {"bos_token_id", 50256}, {"eos_token_id", 50256},         {"architectures", {"GPT2LMHeadModel"}}};
-  } else if (family == "distilbert") {
+  if (family == "gpt2") return bench::gpt2_124m_config(c.layers);
+  if (family == "distilbert") {
     j = {{"model_type", "distilbert"}, {"vocab_size", 30522}, {"dim", 768},          {"n_layers", c.layers},
          {"n_heads", 12},              {"hidden_dim", 3072},  {"max_position_embeddings", 512},
          {"activation", "gelu"},       {"dropout", 0.1},      {"attention_dropout", 0.1},
@@ -196,39 +185,6 @@ GemmResult measure_gemm() {
     out.gflops[i] = 2.0 * s.m * s.n * s.k / median(t) / 1e9;
   }
   return out;
-}
-
-// Runs fn in a forked child and returns its result and the child's peak RSS (MiB). The
-// parent never starts OpenMP or BLAS threads, which do not survive fork().
-template <typename R, typename Fn>
-bool run_in_child(Fn fn, R* result, double* peak_rss_mib) {
-  int fd[2];
-  if (pipe(fd) != 0) return false;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fd[0]);
-    const R r = fn();
-    _exit(write(fd[1], &r, sizeof r) == static_cast<ssize_t>(sizeof r) ? 0 : 1);
-  }
-  close(fd[1]);
-  const bool got = read(fd[0], result, sizeof *result) == static_cast<ssize_t>(sizeof *result);
-  close(fd[0]);
-  int status = 0;
-  rusage ru{};
-  wait4(pid, &status, 0, &ru);
-  *peak_rss_mib = ru.ru_maxrss / 1024.0;
-  return got && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-std::string machine() {
-  std::ifstream cpu("/proc/cpuinfo");
-  std::string line, model = "unknown CPU";
-  while (std::getline(cpu, line))
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  return model + ", " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores online";
 }
 
 }  // namespace

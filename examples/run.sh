@@ -40,7 +40,7 @@ compare() {
   printf '%-22s %9s %9s %9s %9s\n' "$task" eval_acc test_acc test_f1m train_s
   for arm in pretrained random; do
     printf '%-22s' "$arm"
-    for k in eval_accuracy test_accuracy test_f1_macro train_runtime; do
+    for k in eval_accuracy predict_accuracy predict_f1_macro train_runtime; do
       printf ' %9s' "$(grep -oE "\"$k\": [-0-9.e]+" "out/$task-$arm/all_results.json" | awk '{printf "%.4g", $2}')"
     done
     echo

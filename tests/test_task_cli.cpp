@@ -121,7 +121,7 @@ TEST_F(TokenClsCli, LearnsTagsReportsSeqevalAndPredictsUntaggedWords) {
     for (char c : lines[static_cast<size_t>(i)]) n += c == ' ';
     EXPECT_EQ(n, tagged_sentence(200 + i)["tokens"].size()) << lines[static_cast<size_t>(i)];
   }
-  EXPECT_FALSE(std::filesystem::exists(dir_.path("out/test_results.json")));  // untagged: no metrics
+  EXPECT_FALSE(std::filesystem::exists(dir_.path("out/predict_results.json")));  // untagged: no metrics
 
   // The trained output_dir evaluates back to the same numbers.
   const std::string again = job_yaml(dir_, kBertTokenizer,
@@ -218,7 +218,7 @@ TEST_F(QaCli, TrainsOnWindowsAndWritesRunQaOutputs) {
   }
   EXPECT_EQ(read_json(dir_.path("out/eval_nbest_predictions.json")).size(), 8u);
   EXPECT_EQ(read_json(dir_.path("out/predict_predictions.json")).size(), 4u);  // unlabelled test file
-  EXPECT_FALSE(std::filesystem::exists(dir_.path("out/test_results.json")));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path("out/predict_results.json")));
 
   const auto e = run_strata({"evaluate", yaml(), "--set", "model_name_or_path=" + dir_.path("out"), "--set",
                              "output_dir=" + dir_.path("re")},

@@ -3,6 +3,7 @@
 // error must exit non-zero, name the file (and line), and leave no output directory behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -59,17 +60,24 @@ TEST_F(TrainCli, TrainEvaluatePredictWriteWhatHfWrites) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const fs::path out = dir_.path("out");
   for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "vocab.txt", "train_results.json",
-                        "eval_results.json", "test_results.json", "all_results.json", "trainer_log.jsonl",
-                        "trainer_state.json", "predict_results.csv", "checkpoint-2/optimizer.safetensors",
-                        "checkpoint-4/trainer_state.json"})
+                        "eval_results.json", "predict_results.json", "all_results.json", "trainer_log.jsonl",
+                        "trainer_state.json", "predict_results.txt", "README.md", "checkpoint-2/optimizer.safetensors",
+                        "checkpoint-4/trainer_state.json", "checkpoint-4/strata_state.json"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
+  EXPECT_FALSE(fs::exists(out / "test_results.json"));
   const auto cfg = json::parse(test::read_text(out / "config.json"));
   EXPECT_EQ(cfg["id2label"], (json{{"0", "ham"}, {"1", "spam"}}));
   EXPECT_EQ(cfg["architectures"][0], "BertForSequenceClassification");
   const auto eval = json::parse(test::read_text(out / "eval_results.json"));
   for (const char* k : {"eval_loss", "eval_accuracy", "eval_f1", "eval_matthews_correlation"}) EXPECT_TRUE(eval.contains(k)) << k;
-  const std::string preds = test::read_text(out / "predict_results.csv");
-  EXPECT_EQ(preds.substr(0, preds.find('\n')), "index,prediction,label,prob_ham,prob_spam");
+  // The example scripts' <split>_samples counts, and predictions as run_classification writes them.
+  EXPECT_EQ(json::parse(test::read_text(out / "train_results.json"))["train_samples"], 24);
+  EXPECT_EQ(eval["eval_samples"], 3);
+  EXPECT_EQ(json::parse(test::read_text(out / "predict_results.json"))["predict_samples"], 3);
+  const std::string preds = test::read_text(out / "predict_results.txt");
+  EXPECT_EQ(preds.substr(0, preds.find('\n')), "index\tprediction");
+  EXPECT_EQ(std::count(preds.begin(), preds.end(), '\n'), 4) << preds;
+  EXPECT_TRUE(preds.find("\n0\tspam\n") != std::string::npos || preds.find("\n0\tham\n") != std::string::npos) << preds;
 
   // The trained directory is a model directory: evaluate and predict read it back.
   const std::string y2 = dir_.path("eval.yaml");
@@ -83,6 +91,9 @@ TEST_F(TrainCli, TrainEvaluatePredictWriteWhatHfWrites) {
   const auto p = run_strata({"predict", y2}, dir_);
   ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
   EXPECT_TRUE(fs::exists(dir_.path("eval_out/predict_results.jsonl")));
+  ASSERT_EQ(run_strata({"predict", y2, "--set", "predict_output_format=csv"}, dir_).exit_code, 0);
+  const std::string csv = test::read_text(dir_.path("eval_out/predict_results.csv"));
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "index,prediction,label,prob_ham,prob_spam");
 }
 
 TEST_F(TrainCli, UnknownOptionSuggestsAndWritesNothing) {

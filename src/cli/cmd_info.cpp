@@ -1,25 +1,42 @@
 // `strata info DIR`: what a model directory holds and what training it will cost.
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "models/memory_estimate.h"
 #include "models/registry.h"
+#include "train/memory_plan.h"
+#include "train/pipeline_partition.h"
 #include "util/error.h"
 
 namespace strata::cli {
 
-namespace {
-double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
-}  // namespace
-
 int cmd_info(int argc, char** argv) {
-  const Args a("info", argc, argv, {"batch", "seq"}, {});
+  const Args a("info", argc, argv,
+               {"batch", "seq", "dp", "zero-stage", "bucket-mb", "gradient-checkpointing-every", "pp", "microbatches",
+                "pipeline"},
+               {"shard-optimizer-state", "gradient-checkpointing", "offload-activations"});
   if (a.positional().size() != 1) fail("strata info: expected one model directory, e.g. strata info models/bert");
   const std::string dir = a.positional()[0];
   const ModelConfig cfg = load_model_config(dir);
   const int B = a.int_or("batch", 32), T = a.int_or("seq", 128);
   if (B <= 0 || T <= 0) fail("strata info: --batch and --seq must be positive");
+  // The layout: data-parallel degree and ZeRO stage (as a job's shard_optimizer_state / zero_stage).
+  const int dp = a.int_or("dp", 1);
+  const int stage = std::max(a.int_or("zero-stage", 0), a.flag_or("shard-optimizer-state", false) ? 1 : 0);
+  const double bucket_mb = a.num_or("bucket-mb", 25);
+  if (dp <= 0) fail("strata info: --dp must be positive");
+  if (stage < 0 || stage > 2) fail("strata info: --zero-stage must be 0, 1 or 2");
+  if (!(bucket_mb > 0)) fail("strata info: --bucket-mb must be positive");
+  // Pipeline stages, as a job's partitions / microbatches / pipeline (auto_partition's split).
+  TrainingArguments job;
+  job.pipeline_parallel_degree = a.int_or("pp", 1);
+  job.microbatches = a.int_or("microbatches", 1);
+  job.pipeline = a.str_or("pipeline", "interleaved");
+  job.max_seq_length = T;
+  if (job.pipeline_parallel_degree <= 0 || job.microbatches <= 0)
+    fail("strata info: --pp and --microbatches must be positive");
+  const dist::PipelineKind kind = dist::parse_pipeline_kind(job.pipeline);
   // The flat buffers are reserved, never touched: the table costs no memory of note.
   const std::unique_ptr<Model<float>> shape_only = make_model<float>(cfg);
   const size_t n = shape_only->table().total();
@@ -37,14 +54,28 @@ int cmd_info(int argc, char** argv) {
                 cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));
   std::printf("parameters     %zu (%.2fM; %.2fM in embeddings, %.2fM in the rest)\n", n, n / 1e6, embedding / 1e6,
               (n - embedding) / 1e6);
-  const MemoryEstimate m = estimate_training_memory(*shape_only, B, T);
-  std::printf("training memory, fp32 + AdamW, batch %d x seq %d:\n", B, T);
-  std::printf("  parameters       %9.1f MiB\n", mib(m.parameters));
-  std::printf("  gradients        %9.1f MiB\n", mib(m.gradients));
-  std::printf("  optimizer state  %9.1f MiB\n", mib(m.optimizer_state));
-  std::printf("  activations      %9.1f MiB\n", mib(m.activations));
-  std::printf("  backward scratch %9.1f MiB\n", mib(m.scratch));
-  std::printf("  total            %9.1f MiB\n", mib(m.total()));
+  nn::ActivationPolicy activations;
+  if (a.flag_or("gradient-checkpointing", false)) {
+    activations.checkpoint_every = a.int_or("gradient-checkpointing-every", 1);
+    if (activations.checkpoint_every < 1)
+      fail("strata info: --gradient-checkpointing-every must be >= 1, got ", activations.checkpoint_every);
+  } else if (a.has("gradient-checkpointing-every")) {
+    fail("strata info: --gradient-checkpointing-every needs --gradient-checkpointing");
+  }
+  activations.offload = a.flag_or("offload-activations", false);
+  if (job.pipeline_parallel_degree == 1) {
+    std::printf("%s",
+                format_memory_plan(plan_rank_memory(*shape_only, B, T, dp, stage, bucket_mb, 2, activations), B, T)
+                    .c_str());
+    return 0;
+  }
+  std::string how;
+  const PipelineStages stages(*shape_only, partition_blocks(*shape_only, job, job.pipeline_parallel_degree,
+                                                            dir + "/config.json", &how));
+  std::printf("%s  partition: %s\n", stages.describe(shape_only->table()).c_str(), how.c_str());
+  std::printf("%s", format_pipeline_memory_plans(*shape_only, stages, kind, B, T, job.microbatches, dp, stage,
+                                                 bucket_mb, 2, activations)
+                        .c_str());
   return 0;
 }
 

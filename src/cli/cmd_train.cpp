@@ -1,6 +1,8 @@
 // `strata train | evaluate | predict CONFIG.yaml [--set key=value ...]`: the Trainer as a
 // command, configured like HF's run_glue.py / run_mlm.py. Everything the configuration can
 // get wrong is checked before any work starts; outputs go to output_dir as HF writes them.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -13,12 +15,16 @@
 #include "core/exit_status.h"
 #include "data/loader.h"
 #include "dist/communicator.h"
+#include "dist/process_groups.h"
 #include "io/files.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
 #include "models/registry.h"
 #include "tokenizers/tokenizer.h"
+#include "train/memory_plan.h"
+#include "train/model_card.h"
+#include "train/parallel_layout.h"
 #include "train/progress.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -33,7 +39,7 @@ namespace fs = std::filesystem;
 
 struct Job {
   TrainingArguments args;
-  dist::Communicator* comm = nullptr;
+  dist::Communicator* comm = nullptr;  // the data-parallel group
   JobData data;
   std::unique_ptr<Model<float>> model;
 };
@@ -84,17 +90,18 @@ std::string fingerprint(const TrainingArguments& a) {
   return std::to_string(h);
 }
 
-Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& comm, const dist::Layout& layout) {
+Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& world, dist::Communicator& data,
+           const dist::Layout& layout) {
   Job job;
   job.args = a;
-  job.comm = &comm;
+  job.comm = &data;
   // Ranks on one host share its cores.
   kernels::set_num_threads(a.num_threads > 0 ? a.num_threads
                                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
                                                                layout.local_world_size));
-  if (comm.size() > 1) dist::check_same_on_all_ranks(comm, fingerprint(a), "configuration or model files");
+  if (world.size() > 1) dist::check_same_on_all_ranks(world, fingerprint(a), "configuration or model files");
   ModelConfig cfg = model_config(a);
-  if (comm.rank() == 0)
+  if (world.rank() == 0)
     progress_message(cat("task: ", task_name(cfg.task),
                          a.task.empty() ? cat(" (from ", a.model_name_or_path,
                                               "/config.json; set task: to train the model for another)")
@@ -127,7 +134,7 @@ std::unique_ptr<data::DataLoader> loader(const Job& job, const Split& split, boo
   lo.batch_size = static_cast<size_t>(train ? a.per_device_train_batch_size : a.per_device_eval_batch_size);
   lo.shuffle = train;
   lo.drop_last = train && a.dataloader_drop_last;
-  lo.seed = static_cast<uint64_t>(a.seed);
+  lo.seed = static_cast<uint64_t>(a.data_seed >= 0 ? a.data_seed : a.seed);
   lo.num_workers = a.dataloader_num_workers;
   return std::make_unique<data::DataLoader>(split.batches, lo);
 }
@@ -141,7 +148,15 @@ void print_metrics(const std::string& title, const nlohmann::json& m) {
   for (const auto& [k, v] : m.items()) std::printf("  %-28s = %s\n", k.c_str(), v.dump().c_str());
 }
 
-int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, const dist::Layout& layout);
+int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, const dist::ProcessGroups& groups,
+            const dist::Layout& layout);
+
+// Every rank's host name, in rank order (the grid banner shows which groups share a host).
+std::vector<std::string> host_names(dist::Communicator& world) {
+  char name[256] = "";
+  gethostname(name, sizeof name - 1);
+  return world.all_gather_bytes(name, "host names");
+}
 
 int run(int argc, char** argv, Mode mode, const char* name) {
   deliver_signals_to_an_idle_thread();  // first: every thread started later inherits the mask
@@ -158,46 +173,121 @@ int run(int argc, char** argv, Mode mode, const char* name) {
   if (mode == Mode::Predict) overrides.insert(overrides.begin(), "do_predict=true");
   const TrainingArguments a = load_training_arguments(cli.positional()[0], overrides);
   const dist::Layout layout = dist::detect_layout();
+  // The layout against the process count and the model, before MPI starts or any data is read.
+  const dist::RankGrid grid = make_rank_grid(a, layout);
+  check_parallel_layout(a, model_config(a), a.model_name_or_path + "/config.json", grid, layout);
   if (mode == Mode::Train && layout.rank == 0) check_output_dir(a);
   if (layout.rank == 0) {
     std::printf("strata %s %s\n%s", name, cli.positional()[0].c_str(), format_training_arguments(a).c_str());
     std::printf("processes: %s\n", layout.describe().c_str());
+    if (!a.ignored_options.empty()) {
+      std::string names;
+      for (const std::string& o : a.ignored_options) names += (names.empty() ? "" : ", ") + o;
+      std::fprintf(stderr, "warning: ignoring options that do not apply to strata: %s (docs/hf_compat.md)\n",
+                   names.c_str());
+    }
   }
   if (layout.world_size == 1) {
     auto single = dist::make_single_process_communicator();
-    return run_job(a, mode, *single, layout);
+    return run_job(a, mode, *single, dist::make_process_groups(*single, grid), layout);
   }
-  // Several ranks: data parallel (as HF's Trainer under torchrun). A rank that fails takes
-  // the job down at once, instead of leaving the others waiting in a collective.
+  // Several ranks: data parallel (as HF's Trainer under torchrun), pipeline stages, or both. A
+  // rank that fails takes the job down at once, instead of leaving the others waiting in a
+  // collective.
   auto mpi = dist::make_mpi_communicator(a.ddp_timeout);
   if (mpi->size() != layout.world_size)
     fail("the environment says ", layout.world_size, " processes (", layout.source, ") but MPI has ", mpi->size());
   try {
-    return run_job(a, mode, *mpi, layout);
+    const dist::ProcessGroups groups = dist::make_process_groups(*mpi, grid);
+    const std::vector<std::string> hosts = host_names(*mpi);
+    if (mpi->rank() == 0) std::printf("%s", grid.describe(hosts).c_str());
+    return run_job(a, mode, *mpi, groups, layout);
   } catch (const Error& e) {
     mpi->abort(cat("strata: rank ", mpi->rank(), ": error: ", e.what()), 1);
     return 1;  // abort does not return
   }
 }
 
-int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, const dist::Layout& layout) {
-  const bool main = comm.rank() == 0;
-  Job job = set_up(a, mode, comm, layout);
+// What each rank will hold: one plan, or one per pipeline stage (as Trainer::memory_plan).
+void print_memory_plan(const TrainingArguments& a, Trainer& trainer, int dp) {
+  const int T = a.sequence_length();
+  const int B = a.per_device_train_batch_size, states = a.optim == "sgd" ? 1 : 2;
+  const Model<float>& model = trainer.model();
+  const PipelineStep& pipe = trainer.pipeline();
+  if (pipe.stages() == 1 && a.microbatches == 1) {
+    std::printf("%s", format_memory_plan(plan_rank_memory(model, B, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb,
+                                                          states, activation_policy(a)),
+                                         B, T)
+                          .c_str());
+    return;
+  }
+  std::printf("%s", format_pipeline_memory_plans(model, pipe.layout(), dist::parse_pipeline_kind(a.pipeline), B, T,
+                                                 a.microbatches, dp, a.sharding_stage(), a.ddp_bucket_cap_mb, states,
+                                                 activation_policy(a))
+                        .c_str());
+}
+
+// HF's task tag of a model (the model card's `tasks`, as each example script passes it).
+const char* task_tag(Task task) {
+  switch (task) {
+    case Task::SequenceClassification: return "text-classification";
+    case Task::MaskedLM: return "fill-mask";
+    case Task::CausalLM: return "text-generation";
+    case Task::TokenClassification: return "token-classification";
+    case Task::QuestionAnswering: return "question-answering";
+    default: return "";
+  }
+}
+
+// The README.md model card of the trained model in output_dir (Trainer.create_model_card).
+void write_model_card(const TrainingArguments& a, Trainer& trainer, const data::DataLoader& train,
+                      const data::DataLoader* eval) {
+  ModelCardInfo info;
+  info.model_name = fs::path(a.output_dir).lexically_normal().filename().string();
+  if (info.model_name.empty()) info.model_name = fs::path(a.output_dir).lexically_normal().parent_path().filename().string();
+  if (has_weights(a.model_name_or_path)) info.finetuned_from = a.model_name_or_path;
+  info.task_tag = task_tag(trainer.model().config().task);
+  if (!a.task_name.empty() && trainer.model().config().task == Task::SequenceClassification) {  // run_glue's kwargs
+    info.dataset_tag = "glue";
+    info.dataset_args = a.task_name;
+    info.dataset = "GLUE ";
+    for (char c : a.task_name) info.dataset += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  info.data_lines.push_back(cat("train_file: ", a.train_file, " (", train.num_examples(), " examples)"));
+  if (eval)
+    info.data_lines.push_back(a.validation_file.empty()
+                                  ? cat("validation: ", a.validation_split_percentage, "% of train_file (",
+                                        eval->num_examples(), " examples)")
+                                  : cat("validation_file: ", a.validation_file, " (", eval->num_examples(), " examples)"));
+  info.world_size = trainer.data_parallel_size();
+  io::write_file_atomic((fs::path(a.output_dir) / "README.md").string(),
+                        make_model_card(info, a, trainer.state().log_history));
+}
+
+int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, const dist::ProcessGroups& groups,
+            const dist::Layout& layout) {
+  const bool main = world.rank() == 0;
+  dist::Communicator& comm = *groups.data;
+  Job job = set_up(a, mode, world, comm, layout);
   if (main) fs::create_directories(a.output_dir);
-  comm.barrier("output directory ready");
+  world.barrier("output directory ready");
   auto train_data = mode == Mode::Train ? loader(job, job.data.train, true) : nullptr;
   auto eval_data = loader(job, job.data.validation, false);
   auto test_data = loader(job, job.data.test, false);
   const EvalTask* eval_task = job.data.validation.eval.get();
-  Trainer trainer(a, std::move(job.model), a.tokenizer_name, comm.size() > 1 ? &comm : nullptr);
+  Trainer trainer(a, std::move(job.model), a.tokenizer_name, {&world, &comm, groups.pipeline.get()});
+  if (main && mode == Mode::Train) print_memory_plan(a, trainer, comm.size());
 
-  // Results are the same on every rank (outputs are gathered); rank 0 writes them.
+  // Results are the same on every rank (outputs are gathered); rank 0 writes them, under the
+  // names HF's example scripts give them (Trainer.save_metrics: <split>_results.json and
+  // all_results.json), with the scripts' <split>_samples counts.
   nlohmann::json all = nlohmann::json::object();
-  auto report = [&](const char* title, const char* file, const nlohmann::json& r) {
+  auto report = [&](const char* split, nlohmann::json r, const data::DataLoader& data) {
+    r[cat(split, "_samples")] = data.num_examples();
     all.update(r);
     if (!main) return;
-    write_json(a.output_dir, file, r);
-    print_metrics(title, r);
+    write_json(a.output_dir, cat(split, "_results.json"), r);
+    print_metrics(split, r);
   };
   if (train_data) {
     nlohmann::json r;
@@ -208,26 +298,30 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& comm, con
       dist::set_agreed_exit_status(kExitInterrupted);
       return kExitInterrupted;
     }
-    if (main) trainer.save_model(a.output_dir);
-    report("train", "train_results.json", r);
+    trainer.save_model(a.output_dir);  // every rank: pipeline stages send their parameters to rank 0
+    report("train", r, *train_data);
   }
   if (eval_data && (mode == Mode::Evaluate || a.do_eval)) {
     Trainer::PassResult r = trainer.predict(*eval_data, "eval", eval_task);
-    report("eval", "eval_results.json", r.metrics);
+    if (train_data) trainer.log(r.metrics);  // as Trainer.evaluate logs: the model card's final results
+    report("eval", r.metrics, *eval_data);
     // run_qa writes the evaluation's answers too: they are what a reader checks first.
     if (main && trainer.model().config().task == Task::QuestionAnswering) r.outputs->write_predictions(a.output_dir, "eval");
   }
   if (test_data) {
-    Trainer::PassResult r = trainer.predict(*test_data, "test", job.data.test.eval.get());
+    Trainer::PassResult r = trainer.predict(*test_data, "predict", job.data.test.eval.get());
     const Task task = trainer.model().config().task;
     if (main && task != Task::MaskedLM && task != Task::CausalLM) {
       const std::string path = r.outputs->write_predictions(a.output_dir, "predict");
       std::printf("predictions for %zu examples -> %s\n", test_data->num_examples(), path.c_str());
     }
-    if (job.data.test.labelled) report("test", "test_results.json", r.metrics);
+    if (job.data.test.labelled) report("predict", r.metrics, *test_data);
   }
-  if (main) write_json(a.output_dir, "all_results.json", all);
-  comm.barrier("results written");
+  if (main) {
+    write_json(a.output_dir, "all_results.json", all);
+    if (train_data) write_model_card(a, trainer, *train_data, eval_data.get());
+  }
+  world.barrier("results written");
   return 0;
 }
 

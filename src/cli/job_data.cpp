@@ -1,6 +1,9 @@
 #include "cli/job_data.h"
 
+#include <map>
+
 #include "data/dataset.h"
+#include "data/first_examples.h"
 #include "data/pretraining.h"
 #include "data/qa_batches.h"
 #include "data/qa_examples.h"
@@ -41,6 +44,36 @@ Files files_of(const TrainingArguments& a, Mode mode) {
   return {};
 }
 
+// max_train_samples / max_eval_samples / max_predict_samples of the split `s` of `job`.
+int64_t max_samples(const TrainingArguments& a, const JobData& job, const Split& s) {
+  return &s == &job.train ? a.max_train_samples : &s == &job.validation ? a.max_eval_samples : a.max_predict_samples;
+}
+
+// run_glue's task_to_keys: the text columns of each GLUE task (the second: the pair, or none).
+void glue_columns(const std::string& task_name, data::Columns& columns) {
+  static const std::map<std::string, std::pair<const char*, const char*>> kKeys = {
+      {"cola", {"sentence", ""}},        {"mnli", {"premise", "hypothesis"}}, {"mrpc", {"sentence1", "sentence2"}},
+      {"qnli", {"question", "sentence"}}, {"qqp", {"question1", "question2"}}, {"rte", {"sentence1", "sentence2"}},
+      {"sst2", {"sentence", ""}},        {"stsb", {"sentence1", "sentence2"}}, {"wnli", {"sentence1", "sentence2"}}};
+  const auto it = kKeys.find(task_name);
+  if (it == kKeys.end())
+    fail("task_name '", task_name, "' is not a GLUE task (cola, mnli, mrpc, qnli, qqp, rte, sst2, stsb, wnli)");
+  columns.text = it->second.first;
+  columns.more_text.clear();
+  columns.pair = it->second.second;
+}
+
+// text_column as data::Columns: one name, or several joined by text_column_delimiter.
+void text_columns(const TrainingArguments& a, data::Columns& columns) {
+  columns.more_text.clear();
+  for (size_t at = 0, comma; at <= a.text_column.size(); at = comma + 1) {
+    comma = std::min(a.text_column.find(',', at), a.text_column.size());
+    (at == 0 ? columns.text : columns.more_text.emplace_back()) = a.text_column.substr(at, comma - at);
+  }
+  columns.text_delimiter = a.text_column_delimiter;
+  columns.pair = a.text_pair_column;
+}
+
 data::CollatorOptions collator_of(const TrainingArguments& a) {
   data::CollatorOptions c;
   c.max_seq_length = static_cast<size_t>(a.max_seq_length);
@@ -76,12 +109,19 @@ void load_text(const TrainingArguments& a, Mode mode, ModelConfig& cfg, JobData&
                                                           plan.pad_token_required);
   const Files files = files_of(a, mode);
   data::DataOptions d;
+  d.problem_type = parse_problem_type(a.problem_type, "problem_type");
   d.seed = static_cast<uint64_t>(a.seed);
   d.validation_split_percentage = mode == Mode::Train ? a.validation_split_percentage : 0;
-  d.columns.text = a.text_column;
-  d.columns.pair = a.text_pair_column;
+  text_columns(a, d.columns);
+  if (!lm && !a.task_name.empty()) {
+    // A GLUE task's columns, unless the configuration names its own (run_glue reads the task's).
+    data::Columns glue = d.columns;
+    glue_columns(a.task_name, glue);
+    if (a.text_column == "text" && a.text_pair_column.empty()) d.columns = glue;
+    // run_glue: is_regression = task_name == "stsb"
+    if (a.task_name == "stsb" && d.problem_type == ProblemType::Unset) d.problem_type = ProblemType::Regression;
+  }
   d.columns.label = lm ? "" : a.label_column;
-  d.problem_type = parse_problem_type(a.problem_type, "problem_type");
   d.streaming = a.streaming;
   d.keep_blank_lines = plan.keep_blank_lines;
   data::Datasets ds;
@@ -106,6 +146,7 @@ void load_text(const TrainingArguments& a, Mode mode, ModelConfig& cfg, JobData&
     s.labelled = lm || set->has_labels();
     if (lm) s.batches = data::make_pretraining_batches(set, encoder, *lm_opts);
     else s.batches = std::make_shared<data::TextBatches>(set, encoder, collator_of(a));
+    s.batches = data::first_examples(s.batches, max_samples(a, job, s));
   };
   split(job.train, ds.train);
   split(job.validation, ds.validation);
@@ -123,7 +164,8 @@ void load_token_cls(const TrainingArguments& a, Mode mode, ModelConfig& cfg,
   o.test_file = files.test;
   // run_ner reads `tokens` and `tags`-like columns; text / label are the defaults of text data.
   o.columns.text = a.text_column == "text" ? "tokens" : a.text_column;
-  o.columns.label = a.label_column == "label" ? "tags" : a.label_column;
+  // run_ner's default label column is "<task_name>_tags" (ner_tags, pos_tags, ...).
+  o.columns.label = a.label_column != "label" ? a.label_column : a.task_name.empty() ? "tags" : a.task_name + "_tags";
   if (mode != Mode::Train) o.label_names = cfg.label_names();
   data::TokenClsData d = data::load_token_cls(o);
   if (mode == Mode::Train) cfg.set_labels(d.tags.names);
@@ -134,7 +176,9 @@ void load_token_cls(const TrainingArguments& a, Mode mode, ModelConfig& cfg,
   auto split = [&](Split& s, const std::shared_ptr<const data::TokenClsDataset>& set) {
     if (!set) return;
     s.labelled = set->has_tags;
-    s.batches = std::make_shared<data::TokenClsBatches>(set, encoder, d.tags, a.label_all_tokens, collator_of(a));
+    s.batches = data::first_examples(
+        std::make_shared<data::TokenClsBatches>(set, encoder, d.tags, a.label_all_tokens, collator_of(a)),
+        max_samples(a, job, s));
     s.eval = token_cls_eval_task(d.tags.names, a.return_entity_level_metrics);
   };
   split(job.train, d.train);
@@ -171,8 +215,13 @@ void load_qa(const TrainingArguments& a, Mode mode, JobData& job) {
   const int32_t pad = data::pad_token_id(tok);
   auto split = [&](Split& s, const std::string& path, bool train) {
     if (path.empty()) return;
-    auto examples = std::make_shared<const data::QaExamples>(
-        data::read_qa_examples(path, data::detect_format(path, "", 0), columns, /*answers_optional=*/!train && &s == &job.test));
+    data::QaExamples read =
+        data::read_qa_examples(path, data::detect_format(path, "", 0), columns, /*answers_optional=*/!train && &s == &job.test);
+    // run_qa selects the first N examples, makes their windows, then keeps the first N windows
+    // (for training; evaluation keeps every window of the N examples, so each has an answer).
+    const int64_t max_n = max_samples(a, job, s);
+    if (max_n >= 0 && static_cast<size_t>(max_n) < read.examples.size()) read.examples.resize(static_cast<size_t>(max_n));
+    auto examples = std::make_shared<const data::QaExamples>(std::move(read));
     if (!a.version_2_with_negative)
       for (const data::QaExample& e : examples->examples)
         if (examples->has_answers && e.answers.empty())
@@ -181,6 +230,7 @@ void load_qa(const TrainingArguments& a, Mode mode, JobData& job) {
     auto features = std::make_shared<const data::QaFeatures>(data::make_qa_features(tok, *examples, fo, train));
     s.labelled = examples->has_answers;
     s.batches = std::make_shared<data::QaBatches>(features, pad, collator);
+    if (train) s.batches = data::first_examples(s.batches, max_n);
     s.eval = qa_eval_task(examples, features, po);
   };
   split(job.train, files.train, true);

@@ -50,6 +50,15 @@ std::string json_text(const nlohmann::json& obj, const std::string& key, const s
   return it->get<std::string>();
 }
 
+// Appends Columns::more_text's fields to `text`, each after the delimiter.
+void join_more_texts(std::string& text, const std::vector<std::string>& fields, const RecordLayout& layout) {
+  for (int col : layout.more_text_cols) text += layout.text_delimiter + fields[col];
+}
+void join_more_texts(std::string& text, const nlohmann::json& obj, const RecordLayout& layout, const std::string& path,
+                     size_t line) {
+  for (const std::string& key : layout.more_text_keys) text += layout.text_delimiter + json_text(obj, key, path, line);
+}
+
 // Collects records and applies the policies every format shares.
 class Collector {
  public:
@@ -100,6 +109,8 @@ void scan_csv(std::string_view bytes, const ScanOptions& opts, ScannedFile& out)
   };
   out.layout.csv_fields = header.size();
   out.layout.text_col = require(c.text, "text");
+  for (const std::string& more : c.more_text) out.layout.more_text_cols.push_back(require(more, "text"));
+  out.layout.text_delimiter = c.text_delimiter;
   if (!c.pair.empty()) out.layout.pair_col = require(c.pair, "text pair");
   int label_col = -1;
   if (!c.label.empty()) {
@@ -109,7 +120,8 @@ void scan_csv(std::string_view bytes, const ScanOptions& opts, ScannedFile& out)
   out.has_labels = label_col >= 0;
   Collector collect(out, opts);
   while (reader.next(rec)) {
-    std::string& text = rec.fields[out.layout.text_col];
+    std::string text = std::move(rec.fields[out.layout.text_col]);
+    join_more_texts(text, rec.fields, out.layout);
     std::string pair = out.layout.pair_col >= 0 ? std::move(rec.fields[out.layout.pair_col]) : std::string();
     size_t replaced = replace_invalid_utf8(text) + replace_invalid_utf8(pair);
     RawLabel label;
@@ -125,6 +137,8 @@ void scan_jsonl(std::string_view bytes, const ScanOptions& opts, ScannedFile& ou
   const Columns& c = opts.columns;
   out.layout.text_key = c.text;
   out.layout.pair_key = c.pair;
+  out.layout.more_text_keys = c.more_text;
+  out.layout.text_delimiter = c.text_delimiter;
   JsonlReader reader(bytes, out.path);
   JsonlRecord rec;
   Collector collect(out, opts);
@@ -135,6 +149,7 @@ void scan_jsonl(std::string_view bytes, const ScanOptions& opts, ScannedFile& ou
     if (first) out.has_labels = !c.label.empty() && (obj.contains(c.label) || !opts.labels_optional);
     first = false;
     std::string text = json_text(obj, c.text, out.path, rec.line);
+    join_more_texts(text, obj, out.layout, out.path, rec.line);
     std::string pair = c.pair.empty() ? std::string() : json_text(obj, c.pair, out.path, rec.line);
     RawLabel label;
     if (out.has_labels) {
@@ -151,9 +166,9 @@ void scan_jsonl(std::string_view bytes, const ScanOptions& opts, ScannedFile& ou
 // keep_blank_lines.
 void scan_text(std::string_view bytes, const ScanOptions& opts, ScannedFile& out) {
   const Columns& c = opts.columns;
-  if (!c.pair.empty())
-    fail(out.path, ": a plain-text file has one text per line, so there is no text pair column '", c.pair,
-         "' (use CSV or JSON Lines for text pairs)");
+  if (!c.pair.empty() || !c.more_text.empty())
+    fail(out.path, ": a plain-text file has one text per line, so there is no column '",
+         c.pair.empty() ? c.more_text[0] : c.pair, "' (use CSV or JSON Lines for several text columns)");
   if (!c.label.empty() && !opts.labels_optional)
     fail(out.path, ": a plain-text file has no columns, so there is no label column '", c.label,
          "' (use CSV or JSON Lines for labelled data, or no label column for masked LM)");
@@ -261,6 +276,7 @@ void read_record_texts(std::string_view bytes, const RecordLayout& layout, uint6
       CsvRecord rec;
       if (!reader.next(rec)) fail("no record at this offset");
       text = std::move(rec.fields[layout.text_col]);
+      join_more_texts(text, rec.fields, layout);
       if (layout.pair_col >= 0) pair = std::move(rec.fields[layout.pair_col]);
       break;
     }
@@ -269,6 +285,7 @@ void read_record_texts(std::string_view bytes, const RecordLayout& layout, uint6
       JsonlRecord rec;
       if (!reader.next(rec)) fail("no record at this offset");
       text = json_text(rec.value, layout.text_key, "", rec.line);
+      join_more_texts(text, rec.value, layout, "", rec.line);
       if (!layout.pair_key.empty()) pair = json_text(rec.value, layout.pair_key, "", rec.line);
       return;  // the reader repaired the line's UTF-8 already
     }

@@ -28,6 +28,10 @@ FileFormat detect_format(const std::string& path, const std::string& format, cha
 
 struct Columns {
   std::string text = "text";
+  // Further text columns, each appended to the text after text_delimiter (run_classification's
+  // text_column_names "a,b,c" joins a, b and c into one text).
+  std::vector<std::string> more_text;
+  std::string text_delimiter = " ";
   std::string pair;             // "" = single texts
   std::string label = "label";  // "" = unlabelled (masked LM)
 };
@@ -48,6 +52,9 @@ struct RecordLayout {
   size_t csv_fields = 0;
   int text_col = -1, pair_col = -1;  // CSV field indices; -1 = none
   std::string text_key, pair_key;    // JSON Lines keys; "" = none
+  std::vector<int> more_text_cols;           // CSV: Columns::more_text's field indices
+  std::vector<std::string> more_text_keys;   // JSON Lines: Columns::more_text
+  std::string text_delimiter;
 };
 
 struct ScannedFile {

@@ -23,6 +23,16 @@ struct Layout {
 // Inconsistent values (rank >= world size, non-numbers) are an error naming the variable.
 Layout detect_layout();
 
+// A point-to-point message in flight (Communicator::isend / irecv). wait() returns once the
+// message has completed: a send's buffer may then be reused, a receive's read. Destroying a
+// request that has not completed waits for it first (the buffer must outlive the request).
+class Request {
+ public:
+  virtual ~Request() = default;
+  virtual void wait() = 0;
+  virtual bool test() = 0;  // completed? never blocks; drives MPI's progress
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -37,12 +47,28 @@ class Communicator {
   virtual void reduce_scatter_sum(const float* in, float* out, size_t n_per_rank, const char* what) = 0;
   // out: size() * n_per_rank values, rank r's block at r * n_per_rank.
   virtual void all_gather(const float* in, float* out, size_t n_per_rank, const char* what) = 0;
+  // The sum over ranks of data[0, n) lands in `root`'s data (in place); the others' data is
+  // left as it was. ZeRO reduces each gradient bucket to the rank that owns its slice.
+  virtual void reduce_sum(float* data, size_t n, int root, const char* what) = 0;
+  // In place, blocks of unequal size: rank r's counts[r] values at data + counts[0] + ... +
+  // counts[r-1] are copied to every rank (ZeRO's parameter all-gather; the last slice of a
+  // flat buffer is shorter).
+  virtual void all_gather_v(float* data, const std::vector<size_t>& counts, const char* what) = 0;
   // Variable-sized byte blocks from every rank, in rank order (distributed eval results).
   virtual std::vector<std::string> all_gather_bytes(const std::string& mine, const char* what) = 0;
   virtual void broadcast(void* data, size_t bytes, int root, const char* what) = 0;
   virtual void send(const void* data, size_t bytes, int peer, int tag) = 0;
   virtual void recv(void* data, size_t bytes, int peer, int tag) = 0;
+  // Non-blocking send / receive: they return at once and the message moves while the caller
+  // computes (pipeline stages pass activations this way). A receive must be posted with the
+  // sender's byte count and tag. The buffer belongs to the message until wait() returns.
+  virtual std::unique_ptr<Request> isend(const void* data, size_t bytes, int peer, int tag) = 0;
+  virtual std::unique_ptr<Request> irecv(void* data, size_t bytes, int peer, int tag) = 0;
   virtual void barrier(const char* what) = 0;
+  // A barrier in which a waiting rank sleeps between polls instead of spinning in MPI: for
+  // ranks that reach a point at very different times (pipeline stages at the end of a step),
+  // where a busy wait would take a core from ranks still computing on the same host.
+  virtual void quiet_barrier(const char* what) = 0;
   // A sub-group of the ranks passing the same color, ordered by key (MPI_Comm_split).
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
   // Stops every process of the job now, with exit code `code` (after printing `why`).

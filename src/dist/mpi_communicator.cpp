@@ -5,11 +5,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <thread>
 
 #include "dist/communicator.h"
 #include "dist/mpi_runtime.h"
@@ -32,6 +34,69 @@ class Scope {
 
  private:
   Tracker& t_;
+};
+
+// Waits until `done()` (which polls MPI) is true. Polls rather than blocking in MPI: a rank
+// waiting out a pipeline bubble would otherwise spin a core that another rank on the host
+// computes with. After a short spin it sleeps between polls, 20 us at first and twice as long
+// each time up to 0.5 ms: a long wait then costs a few thousand wake-ups a second, and a
+// message that arrives during one is seen at most 0.5 ms late (small against a stage's compute).
+template <typename Done>
+void poll_until(Done done) {
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+  auto nap = std::chrono::microseconds(20);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() < spin_until) continue;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(2 * nap, std::chrono::microseconds(500));
+  }
+}
+
+// One isend / irecv: its MPI requests (one per chunk of max_count() bytes) and what the
+// watchdog calls it while the caller waits.
+class MpiRequest final : public Request {
+ public:
+  MpiRequest(Tracker& tracker, const Op& op, std::vector<MPI_Request> reqs, std::vector<int> chunk_bytes)
+      : tracker_(tracker), op_(op), reqs_(std::move(reqs)), chunk_bytes_(std::move(chunk_bytes)) {}
+  ~MpiRequest() override {
+    if (!done_) MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+  }
+
+  bool test() override {
+    if (done_) return true;
+    Scope scope(tracker_, op_, nullptr);
+    return poll();
+  }
+
+  void wait() override {
+    if (done_) return;
+    Scope scope(tracker_, op_, nullptr);
+    poll_until([this] { return poll(); });
+  }
+
+ private:
+  bool poll() {
+    int flag = 0;
+    std::vector<MPI_Status> st(reqs_.size());
+    const int rc = MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &flag, st.data());
+    if (rc != MPI_SUCCESS) tracker_.failed(rc);
+    if (!flag) return false;
+    done_ = true;
+    if (std::strcmp(op_.kind, "recv") == 0)
+      for (size_t i = 0; i < st.size(); ++i) {
+        int got = 0;
+        MPI_Get_count(&st[i], MPI_BYTE, &got);
+        STRATA_CHECK(got == chunk_bytes_[i], "recv from rank ", tracker_.world_rank(op_.peer), " (tag ", op_.tag,
+                     ") expected ", op_.count, " bytes, but the sender sent fewer");
+      }
+    return true;
+  }
+
+  Tracker& tracker_;
+  Op op_;
+  std::vector<MPI_Request> reqs_;
+  std::vector<int> chunk_bytes_;
+  bool done_ = false;
 };
 
 class MpiCommunicator final : public Communicator {
@@ -88,6 +153,30 @@ class MpiCommunicator final : public Communicator {
     for (int r = 0; r < size_; ++r) bcast(out + static_cast<size_t>(r) * n, n, MPI_FLOAT, r);
   }
 
+  void reduce_sum(float* data, size_t n, int root, const char* what) override {
+    check_peer(root, "reduce root");
+    Scope scope(*tracker_, {"reduce", "floats", n, root}, what);
+    const bool mine = rank_ == root;
+    for (size_t off = 0; off < n; off += max_)
+      call(MPI_Reduce(mine ? MPI_IN_PLACE : data + off, mine ? data + off : nullptr, count(n - off), MPI_FLOAT,
+                      MPI_SUM, root, comm_));
+  }
+
+  void all_gather_v(float* data, const std::vector<size_t>& counts, const char* what) override {
+    STRATA_CHECK(counts.size() == static_cast<size_t>(size_), "all_gather_v '", what, "': ", counts.size(),
+                 " counts for ", size_, " ranks");
+    std::vector<size_t> displs(counts.size() + 1, 0);
+    std::partial_sum(counts.begin(), counts.end(), displs.begin() + 1);
+    Scope scope(*tracker_, {"all_gather_v", "floats in all", displs.back()}, what);
+    // MPI's counts and displacements are int: past that, one broadcast per rank and chunk.
+    if (displs.back() <= max_) {
+      std::vector<int> c(counts.begin(), counts.end()), d(displs.begin(), displs.end() - 1);
+      return call(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, c.data(), d.data(), MPI_FLOAT, comm_));
+    }
+    for (int r = 0; r < size_; ++r)
+      bcast(data + displs[static_cast<size_t>(r)], counts[static_cast<size_t>(r)], MPI_FLOAT, r);
+  }
+
   std::vector<std::string> all_gather_bytes(const std::string& mine, const char* what) override {
     Scope scope(*tracker_, {"all_gather_bytes", "bytes from this rank", mine.size()}, what);
     const uint64_t my_size = mine.size();
@@ -140,9 +229,27 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
+  std::unique_ptr<Request> isend(const void* data, size_t bytes, int peer, int tag) override {
+    return start(const_cast<void*>(data), bytes, peer, tag, "send");
+  }
+  std::unique_ptr<Request> irecv(void* data, size_t bytes, int peer, int tag) override {
+    return start(data, bytes, peer, tag, "recv");
+  }
+
   void barrier(const char* what) override {
     Scope scope(*tracker_, {"barrier"}, what);
     call(MPI_Barrier(comm_));
+  }
+
+  void quiet_barrier(const char* what) override {
+    Scope scope(*tracker_, {"barrier"}, what);
+    MPI_Request r = MPI_REQUEST_NULL;
+    call(MPI_Ibarrier(comm_, &r));
+    poll_until([&] {
+      int flag = 0;
+      call(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+      return flag != 0;
+    });
   }
 
   std::unique_ptr<Communicator> split(int color, int key) override {
@@ -161,6 +268,30 @@ class MpiCommunicator final : public Communicator {
 
  private:
   int count(size_t left) const { return static_cast<int>(std::min(left, max_)); }
+
+  std::unique_ptr<Request> start(void* data, size_t bytes, int peer, int tag, const char* kind) {
+    const bool send = std::strcmp(kind, "send") == 0;
+    check_peer(peer, send ? "isend to rank" : "irecv from rank");
+    check_tag(tag);
+    const Op op{kind, "bytes", bytes, peer, tag};
+    Scope scope(*tracker_, op, nullptr);
+    std::vector<MPI_Request> reqs;
+    std::vector<int> chunks_bytes;
+    char* p = static_cast<char*>(data);
+    // Chunks of one message share the tag: MPI keeps messages between two ranks on one tag in
+    // order. An empty message is one empty chunk.
+    const size_t chunks = std::max<size_t>(1, (bytes + max_ - 1) / max_);
+    for (size_t k = 0; k < chunks; ++k) {
+      const size_t off = k * max_;
+      const int n = bytes == 0 ? 0 : count(bytes - off);
+      MPI_Request r = MPI_REQUEST_NULL;
+      call(send ? MPI_Isend(p + off, n, MPI_BYTE, peer, tag, comm_, &r)
+                : MPI_Irecv(p + off, n, MPI_BYTE, peer, tag, comm_, &r));
+      reqs.push_back(r);
+      chunks_bytes.push_back(n);
+    }
+    return std::make_unique<MpiRequest>(*tracker_, op, std::move(reqs), std::move(chunks_bytes));
+  }
 
   void call(int rc) {
     if (rc != MPI_SUCCESS) tracker_->failed(rc);

@@ -18,12 +18,23 @@ class SingleProcess final : public Communicator {
   void all_reduce_sum(double*, size_t, const char*) override {}
   void reduce_scatter_sum(const float* in, float* out, size_t n, const char*) override { copy(in, out, n); }
   void all_gather(const float* in, float* out, size_t n, const char*) override { copy(in, out, n); }
+  void reduce_sum(float*, size_t, int root, const char* what) override { check_peer(root, what); }
+  void all_gather_v(float*, const std::vector<size_t>& counts, const char* what) override {
+    STRATA_CHECK(counts.size() == 1, "all_gather_v '", what, "': ", counts.size(), " counts for 1 rank");
+  }
   std::vector<std::string> all_gather_bytes(const std::string& mine, const char*) override { return {mine}; }
   void broadcast(void*, size_t, int root, const char* what) override { check_peer(root, what); }
   // A message to oneself has no matching receive in a blocking, single-threaded caller.
   void send(const void*, size_t, int peer, int) override { fail("send to rank ", peer, " in a single-process run"); }
   void recv(void*, size_t, int peer, int) override { fail("recv from rank ", peer, " in a single-process run"); }
+  std::unique_ptr<Request> isend(const void*, size_t, int peer, int) override {
+    fail("isend to rank ", peer, " in a single-process run");
+  }
+  std::unique_ptr<Request> irecv(void*, size_t, int peer, int) override {
+    fail("irecv from rank ", peer, " in a single-process run");
+  }
   void barrier(const char*) override {}
+  void quiet_barrier(const char*) override {}
   std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<SingleProcess>(); }
   [[noreturn]] void abort(const std::string& why, int code) override {
     std::fprintf(stderr, "%s\n", why.c_str());
@@ -36,7 +47,7 @@ class SingleProcess final : public Communicator {
     if (in != out && n) std::memcpy(out, in, n * sizeof(float));
   }
   static void check_peer(int root, const char* what) {
-    STRATA_CHECK(root == 0, "broadcast '", what, "' from rank ", root, " in a single-process run");
+    STRATA_CHECK(root == 0, "collective '", what, "' rooted at rank ", root, " in a single-process run");
   }
 };
 

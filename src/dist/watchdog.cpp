@@ -121,7 +121,9 @@ std::string Tracker::describe(const State& s) const {
   if (s.busy && s.collective) {
     std::string d = cat("collective #", s.seq, " '", s.what, "' (", s.op.kind);
     if (*s.op.unit) d += cat(", ", s.op.count, " ", plural(s.op.unit, s.op.count));
-    if (s.op.peer >= 0) d += cat(" from rank ", world_rank(s.op.peer));
+    // The root: a broadcast comes from it, a reduce goes to it.
+    const bool to_root = std::strcmp(s.op.kind, "reduce") == 0;
+    if (s.op.peer >= 0) d += cat(to_root ? " to rank " : " from rank ", world_rank(s.op.peer));
     if (is_group_) d += cat("; in a group of ", size_, " ranks");
     return d + ")";
   }

@@ -2,10 +2,17 @@
 
 namespace strata {
 
-MemoryEstimate estimate_training_memory(const Model<float>& model, int B, int T, size_t bytes, int optimizer_states) {
+MemoryEstimate estimate_training_memory(const Model<float>& model, int B, int T, size_t bytes, int optimizer_states,
+                                        const nn::ActivationPolicy& policy) {
   const size_t n = model.table().total();
-  return {n * bytes, n * bytes, n * bytes * optimizer_states, model.activation_values(B, T) * bytes,
-          model.scratch_values(B, T) * bytes};
+  const nn::ActivationFootprint acts = model.activation_values(B, T, policy);
+  return {n * bytes,
+          n * bytes,
+          n * bytes * optimizer_states,
+          acts.resident * bytes,
+          model.scratch_values(B, T) * bytes,
+          acts.offloaded * bytes,
+          acts.inference * bytes};
 }
 
 }  // namespace strata

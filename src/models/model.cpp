@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/causal_decoder.h"
+#include "tensor/resident_memory.h"
 
 #include "util/rng.h"
 
@@ -12,7 +13,7 @@ template <typename T>
 size_t Model<T>::add_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init,
                            double std) {
   const size_t off = table_.add(name, std::move(shape), no_decay);
-  init_.push_back({init, -1, std});
+  init_.push_back({init, -1, std, false});
   return off;
 }
 
@@ -40,15 +41,26 @@ template <typename T>
 size_t Model<T>::add_embedding(const std::string& name, int rows, int C, int padding_idx) {
   const size_t off = add_param(name + ".weight", {rows, C}, false, Init::Normal);
   init_.back().padding_row = padding_idx;
+  init_.back().embedding = true;
   return off;
+}
+
+template <typename T>
+size_t Model<T>::non_embedding_parameters() const {
+  size_t n = table_.total();
+  for (size_t i = 0; i < init_.size(); ++i)
+    if (init_[i].embedding) n -= table_.entries()[i].numel;
+  return n;
 }
 
 template <typename T>
 void Model<T>::allocate() {
   params_.resize(table_.total());
   grads_.resize(table_.total());
-  params_.zero();
-  grads_.zero();
+  // Zero pages that cost no memory until written: a pipeline stage only ever writes its own
+  // share of the buffers.
+  zero_and_release(params_.data(), params_.size() * sizeof(T));
+  zero_and_release(grads_.data(), grads_.size() * sizeof(T));
 }
 
 template <typename T>
@@ -90,6 +102,14 @@ void Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, ModelState& 
   const UnitRange r = head_only ? UnitRange{head_unit(), num_units()} : all_units();
   backward(b, drop, r, nullptr, state, grads_final);
   if (head_only && grads_final) grads_final(0);  // nothing below the head gets a gradient
+}
+
+template <typename T>
+nn::ActivationFootprint Model<T>::activation_values(int B, int T_, const nn::ActivationPolicy& policy) const {
+  const ActivationTerms t = activation_terms(B, T_);
+  nn::ActivationFootprint f = nn::block_footprint(policy, 0, t.blocks, t.block_saved, t.boundary);
+  f.resident += t.outside;
+  return f;
 }
 
 template <typename T>

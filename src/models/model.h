@@ -24,6 +24,7 @@
 #include "core/batch.h"
 #include "models/config.h"
 #include "models/param_table.h"
+#include "nn/activation_policy.h"
 #include "nn/flat.h"
 #include "tensor/buffer.h"
 
@@ -48,6 +49,8 @@ struct UnitRange {
 class ModelState {
  public:
   virtual ~ModelState() = default;
+  // Bytes of the offload pool's file (nn::ActivationPolicy::offload), 0 without offloading.
+  virtual size_t offload_pool_bytes() const { return 0; }
 };
 
 // One named output of the head, as HF names it ("logits"; "start_logits" / "end_logits"
@@ -87,6 +90,9 @@ class Model {
   // True for parameters of the base model (what freeze_base_model freezes, as HF's
   // `model.base_model.requires_grad_(False)` does).
   bool is_base_parameter(const ParamEntry& e) const;
+  // Parameters outside the embedding tables: HF's num_parameters(exclude_embeddings=True),
+  // which its Trainer counts total_flos with (6 x tokens x this).
+  size_t non_embedding_parameters() const;
 
   // ---- layer units ----
   virtual int num_blocks() const = 0;
@@ -100,7 +106,9 @@ class Model {
   virtual int hidden_width() const { return cfg_.hidden_size; }
 
   // ---- training passes ----
-  virtual std::unique_ptr<ModelState> new_state() const = 0;
+  // A state for forward / backward / infer; `policy` says how it keeps the blocks' saved
+  // tensors (in memory, recomputed, offloaded). Results are the same under every policy.
+  std::unique_ptr<ModelState> new_state(const nn::ActivationPolicy& policy = {}) const { return make_state(policy); }
   // Runs units r with dropout `drop`, keeping what backward needs in `state`. `input` is the
   // hidden state [B*T, hidden_width()] entering r.begin (ignored when r.begin == 0; copied).
   // Returns the output of unit r.end-1: the hidden state, or for the head its first output
@@ -120,14 +128,25 @@ class Model {
   virtual std::vector<HeadOutput<T>> head_outputs(const Batch& b, const ModelState& state) const = 0;
 
   // ---- memory ----
-  // Values a training forward keeps for backward (all units), and backward's scratch, for a
-  // batch of B sequences of length T: what the buffers above allocate.
-  virtual size_t activation_values(int B, int T_) const = 0;
+  // What a training forward keeps for backward, for a batch of B sequences of length T: the
+  // values outside the blocks (embeddings, head), and per block what its backward reads
+  // besides its input (`block_saved`) and the hidden state passed between blocks (`boundary`).
+  // `blocks` counts layer applications (ALBERT repeats a shared layer).
+  struct ActivationTerms {
+    size_t outside, block_saved, boundary;
+    int blocks;
+  };
+  virtual ActivationTerms activation_terms(int B, int T_) const = 0;
+  // The values a state of `policy` holds through a training step over all units: what the
+  // buffers above allocate (nn::block_footprint over the blocks, plus the outside terms).
+  nn::ActivationFootprint activation_values(int B, int T_, const nn::ActivationPolicy& policy = {}) const;
+  // Backward's scratch (the same under every policy).
   virtual size_t scratch_values(int B, int T_) const = 0;
 
   // ---- inference ----
   // Forward without dropout that keeps no per-layer saved state: `state` holds only the
-  // buffers one block needs at a time. Returns the same as forward() over all units.
+  // buffers one block needs at a time. Returns the same as forward() over all units. It
+  // reuses the state's block records: a forward whose backward has not run is lost.
   virtual const T* infer(const Batch& b, ModelState& state) const = 0;
   // Incremental decoding with a key/value cache, for causal LMs of architectures that have
   // one (null otherwise; make_causal_decoder then recomputes through infer). The decoder reads
@@ -144,6 +163,7 @@ class Model {
 
  protected:
   explicit Model(const ModelConfig& cfg) : cfg_(cfg) {}
+  virtual std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& policy) const = 0;
 
   // Table building, in parameter order; each entry gets HF's init rule.
   enum class Init { Normal, One, Zero };
@@ -164,6 +184,7 @@ class Model {
     Init kind;
     int padding_row;  // -1: none
     double std;       // for Normal; < 0: initializer_range
+    bool embedding;   // an embedding table (add_embedding)
   };
   std::vector<InitRule> init_;  // parallel to table_.entries()
 };

@@ -5,6 +5,8 @@
 // backward reads it (same contract as nn/encoder_layer.h). decode is the inference form for
 // generation: new positions attend to the keys and values of earlier ones kept in a cache.
 #pragma once
+#include <array>
+
 #include "nn/flat.h"
 #include "tensor/buffer.h"
 
@@ -34,10 +36,14 @@ struct DecoderLayerSaved {
   Buffer<T> h;                 // residual stream after attention (LN2 input)
   Buffer<T> a2, mean2, rstd2;  // LN2 output and stats
   Buffer<T> pre, act;          // MLP pre-activation and activation [N, F]
-  Buffer<T> out;               // [N, C]
-  // Values kept per layer for batch B x T (what forward allocates).
+  Buffer<T> out;               // [N, C] (the next layer's input)
+  // Every buffer backward reads: all but `out` (nn/block_activations.h moves these).
+  std::array<Buffer<T>*, 12> for_backward() {
+    return {&a1, &mean1, &rstd1, &qkv, &probs, &ctx, &h, &a2, &mean2, &rstd2, &pre, &act};
+  }
+  // Values of for_backward() for batch B x T (what forward allocates besides `out`).
   static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_) {
-    return 6 * N * C + 4 * N + B * NH * T_ * T_ + 2 * N * F;
+    return 7 * N * C + 4 * N + B * NH * T_ * T_ + 2 * N * F;
   }
 };
 

@@ -4,6 +4,8 @@
 // forward fills a caller-owned Saved; backward reads it. Dropping Saved and re-running
 // forward from x is activation checkpointing; moving it to host memory is offloading.
 #pragma once
+#include <array>
+
 #include "nn/flat.h"
 #include "tensor/buffer.h"
 
@@ -31,6 +33,14 @@ struct EncoderLayerSaved {
   Buffer<T> h1, mean1, rstd1, a;  // LN1 input, stats, output
   Buffer<T> pre, act;      // FFN pre-activation and activation [N, F]
   Buffer<T> h2, mean2, rstd2, out;  // LN2 input, stats, output (the next layer's input)
+  // Every buffer backward reads: all but `out` (nn/block_activations.h moves these).
+  std::array<Buffer<T>*, 12> for_backward() {
+    return {&qkv, &probs, &ctx, &h1, &mean1, &rstd1, &a, &pre, &act, &h2, &mean2, &rstd2};
+  }
+  // Values of for_backward() for batch B x T (what forward allocates besides `out`).
+  static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_) {
+    return 7 * N * C + 4 * N + B * NH * T_ * T_ + 2 * N * F;
+  }
 };
 
 // Scratch for backward, reused across layers.

@@ -6,53 +6,71 @@
 #include <filesystem>
 
 #include "io/files.h"
-#include "io/safetensors.h"
 #include "models/pretrained.h"
+#include "train/optimizer_files.h"
 #include "util/error.h"
-#include "util/shape_str.h"
 
 namespace strata {
 
 namespace fs = std::filesystem;
 
-nlohmann::json TrainerState::to_json() const {
-  return {{"global_step", global_step},
+nlohmann::json TrainerState::hf_json() const {
+  const nlohmann::json null;
+  // Only rank 0 writes, so the process flags are those of the main process.
+  return {{"best_metric", has_best ? nlohmann::json(best_metric) : null},
+          {"best_model_checkpoint", has_best ? nlohmann::json(best_model_checkpoint) : null},
           {"epoch", epoch_float},
-          {"data_position", {{"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}}},
+          {"eval_steps", eval_steps},
+          {"global_step", global_step},
+          {"is_hyper_param_search", false},
+          {"is_local_process_zero", true},
+          {"is_world_process_zero", true},
+          {"log_history", log_history},
+          {"logging_steps", logging_steps},
           {"max_steps", max_steps},
-          {"global_batch_size", global_batch_size},
-          {"seed", seed},
-          {"best_metric", has_best ? nlohmann::json(best_metric) : nlohmann::json(nullptr)},
-          {"best_model_checkpoint", has_best ? nlohmann::json(best_model_checkpoint) : nlohmann::json(nullptr)},
-          {"early_stopping_patience_counter", early_stopping_counter},
+          {"num_input_tokens_seen", num_input_tokens_seen},
+          {"num_train_epochs", num_train_epochs},
+          {"save_steps", save_steps},
           {"total_flos", total_flos},
-          {"running_loss", {{"since_log", loss_since_log}, {"steps_since_log", steps_since_log}, {"total", loss_total}}},
-          {"log_history", log_history}};
+          {"train_batch_size", train_batch_size},
+          {"trial_name", null},
+          {"trial_params", null}};
 }
 
-TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string& src) {
+nlohmann::json TrainerState::resume_json() const {
+  return {{"data_position", {{"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}}},
+          {"global_batch_size", global_batch_size},
+          {"seed", seed},
+          {"data_seed", data_seed},
+          {"early_stopping_patience_counter", early_stopping_counter},
+          {"running_loss", {{"since_log", loss_since_log}, {"steps_since_log", steps_since_log}, {"total", loss_total}}}};
+}
+
+TrainerState TrainerState::from_json(const nlohmann::json& hf, const nlohmann::json& resume, const std::string& src) {
   TrainerState s;
   try {
-    s.global_step = j.at("global_step").get<int64_t>();
-    s.epoch_float = j.at("epoch").get<double>();
-    s.epoch = j.at("data_position").at("epoch").get<int64_t>();
-    s.batch_in_epoch = j.at("data_position").at("batch_in_epoch").get<int64_t>();
-    s.max_steps = j.at("max_steps").get<int64_t>();
-    s.global_batch_size = j.at("global_batch_size").get<int64_t>();
-    s.seed = j.at("seed").get<uint64_t>();
-    s.has_best = !j.at("best_metric").is_null();
+    s.global_step = hf.at("global_step").get<int64_t>();
+    s.epoch_float = hf.at("epoch").is_null() ? 0.0 : hf.at("epoch").get<double>();
+    s.max_steps = hf.at("max_steps").get<int64_t>();
+    s.has_best = !hf.at("best_metric").is_null();
     if (s.has_best) {
-      s.best_metric = j.at("best_metric").get<double>();
-      s.best_model_checkpoint = j.at("best_model_checkpoint").get<std::string>();
+      s.best_metric = hf.at("best_metric").get<double>();
+      s.best_model_checkpoint = hf.at("best_model_checkpoint").get<std::string>();
     }
-    s.early_stopping_counter = j.at("early_stopping_patience_counter").get<int>();
-    s.total_flos = j.value("total_flos", 0.0);
-    s.loss_since_log = j.at("running_loss").at("since_log").get<double>();
-    s.steps_since_log = j.at("running_loss").at("steps_since_log").get<int64_t>();
-    s.loss_total = j.at("running_loss").at("total").get<double>();
-    s.log_history = j.at("log_history");
+    s.total_flos = hf.value("total_flos", 0.0);
+    s.num_input_tokens_seen = hf.value("num_input_tokens_seen", int64_t{0});
+    s.log_history = hf.at("log_history");
+    s.epoch = resume.at("data_position").at("epoch").get<int64_t>();
+    s.batch_in_epoch = resume.at("data_position").at("batch_in_epoch").get<int64_t>();
+    s.global_batch_size = resume.at("global_batch_size").get<int64_t>();
+    s.seed = resume.at("seed").get<uint64_t>();
+    s.data_seed = resume.value("data_seed", s.seed);  // before data_seed, the data order followed seed
+    s.early_stopping_counter = resume.at("early_stopping_patience_counter").get<int>();
+    s.loss_since_log = resume.at("running_loss").at("since_log").get<double>();
+    s.steps_since_log = resume.at("running_loss").at("steps_since_log").get<int64_t>();
+    s.loss_total = resume.at("running_loss").at("total").get<double>();
   } catch (const nlohmann::json::exception& e) {
-    fail(src, ": not a strata trainer_state.json (", e.what(), ")");
+    fail(src, ": trainer_state.json / strata_state.json do not hold a strata trainer state (", e.what(), ")");
   }
   return s;
 }
@@ -65,7 +83,8 @@ void copy_tokenizer_files(const std::string& src_dir, const std::string& dst_dir
   }
 }
 
-std::string save_checkpoint(const std::string& output_dir, const Model<float>& model, Optimizer<float>& opt,
+std::string save_checkpoint(const std::string& output_dir, const Model<float>& model,
+                            const std::function<void(const std::string&)>& write_optimizer,
                             const TrainerState& state, const std::string& tokenizer_dir,
                             const std::string& training_args_json) {
   const fs::path final_dir = fs::path(output_dir) / ("checkpoint-" + std::to_string(state.global_step));
@@ -76,13 +95,9 @@ std::string save_checkpoint(const std::string& output_dir, const Model<float>& m
   try {
     save_pretrained(model, tmp.string());
     copy_tokenizer_files(tokenizer_dir, tmp.string());
-    std::vector<io::TensorToWrite> tensors;
-    for (auto& [kind, buf] : opt.state_buffers())
-      for (const ParamEntry& e : model.table().entries())
-        tensors.push_back({kind + "." + e.name, DType::F32, e.shape, buf->data() + e.offset});
-    io::write_safetensors((tmp / "optimizer.safetensors").string(), tensors,
-                          {{"format", "pt"}, {"optimizer", opt.config().name}, {"step", std::to_string(opt.steps_taken())}});
-    io::write_file_atomic((tmp / "trainer_state.json").string(), state.to_json().dump(2) + "\n");
+    write_optimizer(tmp.string());
+    io::write_file_atomic((tmp / "trainer_state.json").string(), state.hf_json().dump(2) + "\n");
+    io::write_file_atomic((tmp / "strata_state.json").string(), state.resume_json().dump(2) + "\n");
     io::write_file_atomic((tmp / "training_args.json").string(), training_args_json);
     fs::remove_all(final_dir);  // a checkpoint of this step from an earlier, interrupted run
     fs::rename(tmp, final_dir);
@@ -94,24 +109,14 @@ std::string save_checkpoint(const std::string& output_dir, const Model<float>& m
 }
 
 TrainerState load_checkpoint_state(const std::string& dir, const Model<float>& model, Optimizer<float>& opt) {
-  const std::string opt_path = (fs::path(dir) / "optimizer.safetensors").string();
-  if (!fs::exists(opt_path)) fail(dir, ": not a trainer checkpoint (no optimizer.safetensors)");
-  const io::SafetensorsFile f(opt_path);
-  auto meta = f.metadata();
-  if (meta["optimizer"] != opt.config().name)
-    fail(opt_path, ": holds '", meta["optimizer"], "' state but this run uses optim '", opt.config().name, "'");
-  for (auto& [kind, buf] : opt.state_buffers()) {
-    for (const ParamEntry& e : model.table().entries()) {
-      const io::TensorView* t = f.find(kind + "." + e.name);
-      if (!t) fail(opt_path, ": no tensor '", kind, ".", e.name, "': the checkpoint is from another model");
-      if (t->shape != e.shape)
-        fail(opt_path, ": tensor '", t->name, "' has shape ", shape_str(t->shape), ", the model has ", shape_str(e.shape));
-      io::convert_to<float>(*t, buf->data() + e.offset);
-    }
-  }
-  opt.set_steps_taken(std::stoll(meta["step"]));
-  return TrainerState::from_json(io::read_json_file((fs::path(dir) / "trainer_state.json").string()),
-                                 (fs::path(dir) / "trainer_state.json").string());
+  read_optimizer_state(dir, model.table(), opt);
+  const nlohmann::json hf = io::read_json_file((fs::path(dir) / "trainer_state.json").string());
+  const fs::path resume = fs::path(dir) / "strata_state.json";
+  if (fs::exists(resume)) return TrainerState::from_json(hf, io::read_json_file(resume.string()), dir);
+  // Checkpoints of strata before strata_state.json kept its fields in trainer_state.json.
+  if (hf.contains("data_position")) return TrainerState::from_json(hf, hf, dir);
+  fail(dir, ": no strata_state.json (the data position and running losses a resumed run continues from): this "
+       "checkpoint was not written by strata's Trainer. To fine-tune its weights, set model_name_or_path to it");
 }
 
 std::vector<std::string> list_checkpoints(const std::string& output_dir) {

@@ -1,13 +1,18 @@
 // Trainer checkpoints: OUTPUT_DIR/checkpoint-<step>/ holding
 //   config.json + model.safetensors   (an HF model directory: from_pretrained loads it)
 //   tokenizer files                   (copied from the tokenizer directory)
-//   optimizer.safetensors             (exp_avg.<name>, exp_avg_sq.<name> | momentum_buffer.<name>)
-//   trainer_state.json                (step, epoch, data position, scheduler, RNG seed, log history, best)
+//   optimizer state                   (optimizer_files.h: optimizer.safetensors with
+//                                      exp_avg.<name>, exp_avg_sq.<name> | momentum_buffer.<name>;
+//                                      or, under ZeRO, per-rank slices + optimizer_layout.json)
+//   trainer_state.json                (HF's TrainerState: TrainerState.load_from_json reads it)
+//   strata_state.json                 (what resuming needs beyond it: data position, running losses,
+//                                      seeds, early-stopping counter)
 //   training_args.json
 // Written into a temporary directory and renamed when complete, so a crash never leaves a
 // checkpoint-<step> that looks whole but is not.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,35 +23,49 @@
 
 namespace strata {
 
+// The Trainer's state. hf_json() is exactly HF's TrainerState of transformers v4.36 (the
+// fields, sorted, as TrainerState.save_to_json writes them); resume_json() is the rest of what
+// a resumed run needs to continue bit for bit.
 struct TrainerState {
+  // HF's TrainerState
   int64_t global_step = 0;
-  int64_t epoch = 0;           // epoch the next batch belongs to
-  int64_t batch_in_epoch = 0;  // index of the next batch to read in that epoch
-  double epoch_float = 0;      // HF's fractional epoch, for logs
+  double epoch_float = 0;  // HF's fractional epoch
   int64_t max_steps = 0;
-  int64_t global_batch_size = 0;  // per-device batch x ranks when saved: locates the data position
-  uint64_t seed = 0;
+  int64_t logging_steps = 500, eval_steps = 500, save_steps = 500;  // as the arguments set them
+  int64_t train_batch_size = 0;                                     // per device
+  int64_t num_train_epochs = 0;                                     // epochs the run spans
+  int64_t num_input_tokens_seen = 0;                                // input ids of every rank, padding included
+  double total_flos = 0;  // 6 x input tokens x non-embedding parameters, as HF's floating_point_ops
+  nlohmann::json log_history = nlohmann::json::array();
   double best_metric = 0;
   bool has_best = false;
   std::string best_model_checkpoint;
+  // strata's resume state
+  int64_t epoch = 0;           // epoch the next batch belongs to
+  int64_t batch_in_epoch = 0;  // index of the next batch to read in that epoch
+  int64_t global_batch_size = 0;  // per-device batch x ranks when saved: locates the data position
+  uint64_t seed = 0, data_seed = 0;
   int early_stopping_counter = 0;
-  double total_flos = 0;
   // Running sums behind the logged training loss, kept so a resumed run logs the same values.
   double loss_since_log = 0, loss_total = 0;
   int64_t steps_since_log = 0;
-  nlohmann::json log_history = nlohmann::json::array();
 
-  nlohmann::json to_json() const;
-  static TrainerState from_json(const nlohmann::json& j, const std::string& source);
+  nlohmann::json hf_json() const;      // trainer_state.json
+  nlohmann::json resume_json() const;  // strata_state.json
+  // From a checkpoint's two files; `source` names the directory in errors.
+  static TrainerState from_json(const nlohmann::json& hf, const nlohmann::json& resume, const std::string& source);
 };
 
 // Saves everything into OUTPUT_DIR/checkpoint-<global_step>; returns its path.
-std::string save_checkpoint(const std::string& output_dir, const Model<float>& model, Optimizer<float>& opt,
+// write_optimizer(dir) writes the optimizer state into the (temporary) checkpoint directory.
+std::string save_checkpoint(const std::string& output_dir, const Model<float>& model,
+                            const std::function<void(const std::string&)>& write_optimizer,
                             const TrainerState& state, const std::string& tokenizer_dir,
                             const std::string& training_args_json);
 
-// Restores optimizer state and trainer state from a checkpoint directory whose model weights
-// the caller has loaded. Errors name the file (and the tensor) that does not fit the model.
+// Restores optimizer state (of opt's slice, from any layout) and trainer state from a
+// checkpoint directory whose model weights the caller has loaded. Errors name the file (and
+// the tensor) that does not fit the model.
 TrainerState load_checkpoint_state(const std::string& dir, const Model<float>& model, Optimizer<float>& opt);
 
 // checkpoint-<N> directories under output_dir, oldest (smallest N) first.

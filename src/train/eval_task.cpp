@@ -29,7 +29,8 @@ void put(nlohmann::json& out, const std::string& prefix, const std::map<std::str
 // Sequence classification: every row's logits and targets, by dataset index.
 class ClassificationPass final : public EvalPass {
  public:
-  ClassificationPass(const ModelConfig& cfg, std::string format) : cfg_(cfg), format_(std::move(format)) {}
+  ClassificationPass(const ModelConfig& cfg, std::string format, std::string task_name)
+      : cfg_(cfg), format_(std::move(format)), task_name_(std::move(task_name)) {}
 
   void add(const Batch& b, const std::vector<HeadOutput<float>>& outputs) override {
     const int L = cfg_.num_labels;
@@ -97,7 +98,9 @@ class ClassificationPass final : public EvalPass {
   std::string write_predictions(const std::string& dir, const std::string& prefix) const override {
     std::vector<Prediction> sorted = rows_;
     std::sort(sorted.begin(), sorted.end(), [](const Prediction& x, const Prediction& y) { return x.index < y.index; });
-    const std::string path = (std::filesystem::path(dir) / (prefix + "_results." + format_)).string();
+    // run_glue: predict_results_<task_name>.txt; run_classification: predict_results.txt
+    const std::string name = prefix + "_results" + (task_name_.empty() ? "" : "_" + task_name_) + "." + format_;
+    const std::string path = (std::filesystem::path(dir) / name).string();
     const ProblemType problem = problem_ == ProblemType::Unset ? ProblemType::SingleLabel : problem_;
     strata::write_predictions(path, format_, sorted, cfg_.label_names(), problem);
     return path;
@@ -105,7 +108,7 @@ class ClassificationPass final : public EvalPass {
 
  private:
   const ModelConfig cfg_;
-  const std::string format_;
+  const std::string format_, task_name_;
   ProblemType problem_ = ProblemType::Unset;
   std::vector<Prediction> rows_;
 };
@@ -157,24 +160,27 @@ class LanguageModelPass final : public EvalPass {
 
 class DefaultTask final : public EvalTask {
  public:
-  DefaultTask(const ModelConfig& cfg, std::string format) : cfg_(cfg), format_(std::move(format)) {}
+  DefaultTask(const ModelConfig& cfg, std::string format, std::string task_name)
+      : cfg_(cfg), format_(std::move(format)), task_name_(std::move(task_name)) {}
   std::unique_ptr<EvalPass> start() const override {
-    if (cfg_.task == Task::SequenceClassification) return std::make_unique<ClassificationPass>(cfg_, format_);
+    if (cfg_.task == Task::SequenceClassification)
+      return std::make_unique<ClassificationPass>(cfg_, format_, task_name_);
     return std::make_unique<LanguageModelPass>(cfg_);
   }
 
  private:
   const ModelConfig cfg_;
-  const std::string format_;
+  const std::string format_, task_name_;
 };
 
 }  // namespace
 
-std::unique_ptr<EvalTask> default_eval_task(const ModelConfig& cfg, const std::string& predict_format) {
+std::unique_ptr<EvalTask> default_eval_task(const ModelConfig& cfg, const std::string& predict_format,
+                                            const std::string& glue_task) {
   switch (cfg.task) {
     case Task::SequenceClassification:
     case Task::MaskedLM:
-    case Task::CausalLM: return std::make_unique<DefaultTask>(cfg, predict_format);
+    case Task::CausalLM: return std::make_unique<DefaultTask>(cfg, predict_format, glue_task);
     default:
       fail("the ", task_name(cfg.task), " task has no evaluation without its data (question answering: the examples "
            "and features; token classification: the tag names)");

@@ -40,10 +40,12 @@ class EvalTask {
   virtual std::unique_ptr<EvalPass> start() const = 0;
 };
 
-// Sequence classification (metrics by problem type; predictions as CSV or JSONL with label
-// names and probabilities, `predict_format`) and masked / causal LM (perplexity and the
-// accuracy of the labelled tokens; no prediction file).
-std::unique_ptr<EvalTask> default_eval_task(const ModelConfig& cfg, const std::string& predict_format);
+// Sequence classification (metrics by problem type; predictions as HF's text file, or CSV or
+// JSONL with label names and probabilities, by `predict_format`, in
+// <prefix>_results[_<glue_task>].<format>, glue_task being run_glue's task_name) and masked /
+// causal LM (perplexity and the accuracy of the labelled tokens; no prediction file).
+std::unique_ptr<EvalTask> default_eval_task(const ModelConfig& cfg, const std::string& predict_format,
+                                            const std::string& glue_task = "");
 
 // Shared by the passes: a msgpack round trip of a JSON value.
 std::string pack(const nlohmann::json& j);

@@ -1,16 +1,20 @@
 #include "train/optimizer.h"
 
+#include <algorithm>
+
 #include "util/error.h"
 
 namespace strata {
 
 template <typename T>
-Optimizer<T>::Optimizer(const OptimizerConfig& cfg, const ParamTable& table) : cfg_(cfg), table_(table) {
+Optimizer<T>::Optimizer(const OptimizerConfig& cfg, const ParamTable& table, size_t begin, size_t end)
+    : cfg_(cfg), table_(table), end_(std::min(end, table.total())) {
   if (cfg.name != "adamw" && cfg.name != "sgd") fail("optimizer '", cfg.name, "' is not supported; expected adamw or sgd");
-  m_.resize(table.total());
+  begin_ = std::min(begin, end_);
+  m_.resize(end_ - begin_);
   m_.zero();
   if (cfg.name == "adamw") {
-    v_.resize(table.total());
+    v_.resize(end_ - begin_);
     v_.zero();
   }
 }
@@ -33,17 +37,20 @@ void Optimizer<T>::step(T* params, const T* grads, double lr) {
     while (j < entries.size() && !frozen(j) && !decays(j) == no_decay &&
            entries[j].offset == entries[j - 1].offset + entries[j - 1].numel)
       ++j;
-    const size_t off = entries[i].offset;
-    const size_t n = entries[j - 1].offset + entries[j - 1].numel - off;
+    // The run [off, run_end), clipped to the owned slice.
+    const size_t off = std::max(entries[i].offset, begin_);
+    const size_t run_end = std::min(entries[j - 1].offset + entries[j - 1].numel, end_);
+    i = j;
+    if (off >= run_end) continue;
+    const size_t n = run_end - off, s = off - begin_;
     const double wd = no_decay ? 0.0 : cfg_.weight_decay;
     if (cfg_.name == "adamw") {
-      kernels::adamw_update(params + off, grads + off, m_.data() + off, v_.data() + off, n,
+      kernels::adamw_update(params + off, grads + off, m_.data() + s, v_.data() + s, n,
                             {lr, cfg_.beta1, cfg_.beta2, cfg_.eps, wd, step_});
     } else {
-      kernels::sgd_update(params + off, grads + off, m_.data() + off, n,
+      kernels::sgd_update(params + off, grads + off, m_.data() + s, n,
                           {lr, cfg_.momentum, cfg_.dampening, wd, cfg_.nesterov, step_ == 1});
     }
-    i = j;
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -34,11 +35,43 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
+// Python's repr of a str, as run_classification writes a list of label names.
+std::string python_repr(const std::string& s) {
+  const char q = s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
+  std::string out(1, q);
+  for (char c : s) {
+    if (c == q || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + q;
+}
+
+// HF's predict_results.txt line for one example.
+std::string hf_prediction(const std::vector<double>& prob, const std::vector<std::string>& names, ProblemType problem) {
+  if (problem == ProblemType::SingleLabel) return names[std::max_element(prob.begin(), prob.end()) - prob.begin()];
+  if (problem == ProblemType::MultiLabel) {  // Python's str() of the list of predicted names
+    std::string list;
+    for (size_t j = 0; j < prob.size(); ++j)
+      if (prob[j] > 0.5) list += (list.empty() ? "" : ", ") + python_repr(names[j]);
+    return "[" + list + "]";
+  }
+  std::string values;  // f"{item:3.3f}"; several targets, which run_glue cannot write, as a list
+  for (double v : prob) values += (values.empty() ? "" : ", ") + cat(std::fixed, std::setprecision(3), v);
+  return prob.size() == 1 ? values : "[" + values + "]";
+}
+
 }  // namespace
 
 void write_predictions(const std::string& path, const std::string& format, const std::vector<Prediction>& preds,
                        const std::vector<std::string>& names, ProblemType problem) {
   std::ostringstream out;
+  if (format == "txt") {
+    out << "index\tprediction\n";
+    for (size_t i = 0; i < preds.size(); ++i)
+      out << i << "\t" << hf_prediction(probabilities(preds[i].logits, problem), names, problem) << "\n";
+    io::write_file_atomic(path, out.str());
+    return;
+  }
   out.precision(6);
   const bool csv = format == "csv";
   if (csv) {

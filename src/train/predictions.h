@@ -1,5 +1,7 @@
-// Writes predictions as HF's run_glue does (predict_results), with label names and
-// probabilities: CSV (index, prediction, label, prob_<name>...) or JSONL.
+// Writes sequence-classification predictions: "txt" as HF's run_glue / run_classification
+// write predict_results.txt (index TAB predicted label name; a list of names for multi-label;
+// the value to 3 decimals for regression), or with the label and per-label probabilities as
+// CSV (index, prediction, label, prob_<name>...) or JSONL.
 #pragma once
 #include <string>
 #include <vector>

@@ -8,13 +8,15 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 
 #include "io/files.h"
-#include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
+#include "tensor/resident_memory.h"
+#include "train/memory_plan.h"
+#include "train/optimizer_files.h"
+#include "train/pipeline_partition.h"
 #include "train/progress.h"
 #include "train/scheduler.h"
 #include "util/error.h"
@@ -38,19 +40,29 @@ std::string checkpoint_dir(const std::string& output_dir, int64_t step) {
   return (fs::path(output_dir) / ("checkpoint-" + std::to_string(step))).string();
 }
 
+dist::Communicator* group_or_null(dist::Communicator* c) { return c && c->size() > 1 ? c : nullptr; }
+
 }  // namespace
 
 Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, std::string tokenizer_dir,
-                 dist::Communicator* comm)
+                 TrainerGroups groups)
     : args_(std::move(args)),
-      comm_(comm),
+      world_(group_or_null(groups.world)),
+      comm_(group_or_null(groups.data)),
+      pipeline_(group_or_null(groups.pipeline)),
       model_(std::move(model)),
-      tokenizer_dir_(std::move(tokenizer_dir)),
-      acts_(model_->new_state()) {
-  if (comm_ && comm_->size() > 1) {
-    const auto cap = static_cast<size_t>(args_.ddp_bucket_cap_mb * 1024 * 1024 / sizeof(float));
-    reducer_ = std::make_unique<dist::GradientReducer>(*comm_, model_->grads().data(), model_->grads().size(), cap);
-  }
+      tokenizer_dir_(std::move(tokenizer_dir)) {
+  const int stages = pipeline_ ? pipeline_->size() : 1;
+  std::string how;
+  stages_ = std::make_unique<PipelineStages>(
+      *model_, partition_blocks(*model_, args_, stages, args_.model_name_or_path + "/config.json", &how));
+  pipe_ = std::make_unique<PipelineStep>(*model_, *stages_, pipeline_, dist::parse_pipeline_kind(args_.pipeline),
+                                         args_.microbatches, args_.freeze_base_model, activation_policy(args_));
+  const int s = pipe_->stage();
+  dp_ = std::make_unique<DataParallelStep>(comm_, *model_, stages_->begin(s), stages_->end(s), args_.sharding_stage(),
+                                           args_.ddp_bucket_cap_mb);
+  pipe_->release_other_stages();
+  if (is_main_process() && stages > 1) progress_message(cat(stages_->describe(model_->table()), "  partition: ", how));
   OptimizerConfig oc;
   oc.name = args_.optim == "sgd" ? "sgd" : "adamw";
   oc.lr = args_.learning_rate;
@@ -60,13 +72,18 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
   oc.eps = args_.adam_epsilon;
   oc.momentum = args_.sgd_momentum;
   oc.exclude_bias_and_norm_from_decay = true;  // HF Trainer's parameter groups
-  optimizer_ = std::make_unique<Optimizer<float>>(oc, model_->table());
+  optimizer_ = std::make_unique<Optimizer<float>>(oc, model_->table(), dp_->owned_begin(), dp_->owned_end());
   if (args_.freeze_base_model) {
     std::vector<bool> frozen;
     for (const ParamEntry& e : model_->table().entries()) frozen.push_back(model_->is_base_parameter(e));
     optimizer_->set_frozen(std::move(frozen));
   }
   state_.seed = static_cast<uint64_t>(args_.seed);
+  state_.data_seed = static_cast<uint64_t>(args_.data_seed >= 0 ? args_.data_seed : args_.seed);
+}
+
+std::string Trainer::log_path() const {
+  return (fs::path(args_.logging_dir.empty() ? args_.output_dir : args_.logging_dir) / "trainer_log.jsonl").string();
 }
 
 double Trainer::all_sum(double v, const char* what) {
@@ -77,9 +94,10 @@ double Trainer::all_sum(double v, const char* what) {
 void Trainer::log(nlohmann::json entry) {
   entry["step"] = state_.global_step;
   if (!entry.contains("epoch")) entry["epoch"] = round_sig(state_.epoch_float);
+  if (args_.include_num_input_tokens_seen) entry["num_input_tokens_seen"] = state_.num_input_tokens_seen;
   state_.log_history.push_back(entry);  // every rank keeps it: any rank's state can resume
   if (!is_main_process()) return;
-  std::ofstream(fs::path(args_.output_dir) / "trainer_log.jsonl", std::ios::app) << entry.dump() << "\n";
+  std::ofstream(log_path(), std::ios::app) << entry.dump() << "\n";
   progress_message(entry.dump());
 }
 
@@ -96,13 +114,18 @@ std::string Trainer::resolve_checkpoint(const std::string& spec) const {
 
 void Trainer::resume_from(const std::string& dir) {
   load_weights(*model_, dir);
+  pipe_->release_other_stages();
   state_ = load_checkpoint_state(dir, *model_, *optimizer_);
-  if (state_.seed != static_cast<uint64_t>(args_.seed))
-    fail(dir, ": the checkpoint was trained with seed ", state_.seed, ", this run has seed ", args_.seed,
-         "; resuming would not reproduce the run");
+  const uint64_t data_seed = static_cast<uint64_t>(args_.data_seed >= 0 ? args_.data_seed : args_.seed);
+  if (state_.seed != static_cast<uint64_t>(args_.seed) || state_.data_seed != data_seed)
+    fail(dir, ": the checkpoint was trained with seed ", state_.seed, " and data_seed ", state_.data_seed,
+         ", this run has ", args_.seed, " and ", data_seed, "; resuming would not reproduce the run");
+  // HF's ignore_data_skip: continue at the start of the checkpoint's epoch instead of replaying
+  // the data order up to its batch.
+  if (args_.ignore_data_skip) state_.batch_in_epoch = 0;
   if (!is_main_process()) return;
   // The log on disk may run past the checkpoint (the run was interrupted later): rewrite it.
-  std::ofstream out(fs::path(args_.output_dir) / "trainer_log.jsonl", std::ios::trunc);
+  std::ofstream out(log_path(), std::ios::trunc);
   for (const auto& e : state_.log_history) out << e.dump() << "\n";
   progress_message(cat("resumed from ", dir, " at step ", state_.global_step, " (epoch ", state_.epoch, ", batch ",
                        state_.batch_in_epoch, ")"));
@@ -118,14 +141,21 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
       a.max_steps > 0 ? a.max_steps : static_cast<int64_t>(std::ceil(a.num_train_epochs * steps_per_epoch));
   const LRScheduler sched(a.lr_scheduler_type, a.learning_rate,
                           warmup_steps_from(a.warmup_ratio, a.warmup_steps, max_steps), max_steps);
-  if (is_main_process()) fs::create_directories(a.output_dir);
+  if (is_main_process()) fs::create_directories(fs::path(log_path()).parent_path());
   if (!a.resume_from_checkpoint.empty()) {
     resume_from(resolve_checkpoint(a.resume_from_checkpoint));
   } else if (is_main_process()) {
-    std::ofstream(fs::path(a.output_dir) / "trainer_log.jsonl", std::ios::trunc);
+    std::ofstream(log_path(), std::ios::trunc);
   }
   state_.max_steps = max_steps;
-  const int64_t global_batch = static_cast<int64_t>(a.per_device_train_batch_size) * world_size();
+  // As HF's Trainer fills its TrainerState at the start of training.
+  state_.logging_steps = a.logging_steps;
+  state_.eval_steps = a.eval_steps;
+  state_.save_steps = a.save_steps;
+  state_.train_batch_size = a.per_device_train_batch_size;
+  state_.num_train_epochs = a.max_steps > 0 ? (max_steps + steps_per_epoch - 1) / steps_per_epoch
+                                            : static_cast<int64_t>(std::ceil(a.num_train_epochs));
+  const int64_t global_batch = static_cast<int64_t>(a.per_device_train_batch_size) * data_parallel_size();
   if (state_.global_batch_size != 0 && state_.global_batch_size != global_batch && state_.batch_in_epoch > 0) {
     // Saved with another number of ranks: the same examples have been read; continue after them.
     const int64_t examples = state_.batch_in_epoch * state_.global_batch_size;
@@ -138,17 +168,22 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   state_.global_batch_size = global_batch;
 
   if (is_main_process())
-  progress_message(cat("***** Running training *****\n  Num examples = ", train_data.num_examples(),
-                       "\n  Processes = ", world_size(),
-                       "\n  Num epochs = ", (max_steps + steps_per_epoch - 1) / steps_per_epoch,
+  progress_message(cat("***** Running training *****\n  Run = ", a.run_name.empty() ? a.output_dir : a.run_name,
+                       "\n  Num examples = ", train_data.num_examples(),
+                       "\n  Processes = ", world_ ? world_->size() : 1,
+                       pipeline_ ? cat(" (", data_parallel_size(), " data parallel x ", pipe_->stages(), " pipeline stages, ",
+                                       a.microbatches, " micro-batches per batch, ", a.pipeline, ")")
+                                 : std::string(),
+                       "\n  Num epochs = ", state_.num_train_epochs,
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
+  held_before_training_ = memory_outside_plan();
   Progress bar(max_steps, a.disable_tqdm || !is_main_process());
   bar.update(state_.global_step, "");
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t start_step = state_.global_step;
-  std::vector<Batch> micro(a.gradient_accumulation_steps);
+  std::vector<Batch> accumulated(a.gradient_accumulation_steps);  // one batch per accumulation step
   bool started = false, stop = false;
   // A stop request: SIGTERM (Slurm, a spot reclaim, kill) or SIGUSR1 (as mpirun forwards a
   // stop to every rank). More of them change nothing: under Slurm a rank can get both, and the
@@ -162,46 +197,51 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
       started = true;
     }
     int n = 0;
-    while (n < a.gradient_accumulation_steps && train_data.next(micro[n])) ++n;
+    while (n < a.gradient_accumulation_steps && train_data.next(accumulated[n])) ++n;
     if (n == 0) fail("training data ended early in epoch ", state_.epoch, " at batch ", state_.batch_in_epoch);
-    // The loss is normalised by the labels of the global batch (all micro-batches, all
-    // ranks), so summing gradients over ranks gives the union batch's gradient.
+    for (int i = 0; i < n; ++i) {  // the largest batch shape: where the plan puts the peak
+      largest_batch_.first = std::max(largest_batch_.first, accumulated[i].B);
+      largest_batch_.second = std::max(largest_batch_.second, accumulated[i].T);
+    }
+    // The loss is normalised by the labels of the global batch (all batches of the
+    // accumulation, all data-parallel ranks), so summing gradients over ranks gives the union
+    // batch's gradient.
     double local_norm = 0;
-    for (int i = 0; i < n; ++i) local_norm += label_count(model_->config(), micro[i]);
+    for (int i = 0; i < n; ++i) local_norm += label_count(model_->config(), accumulated[i]);
     const double norm = all_sum(local_norm, "global label count");
 
-    model_->grads().zero();
+    dp_->zero_grads();
+    pipe_->zero_borrowed_grads();
     double loss = 0;
+    // Each batch runs as a.microbatches micro-batches; micro-batch k of the step gets dropout
+    // seed (seed, data-parallel rank, step, k): each rank's rows are different examples, and
+    // every stage of a pipeline draws the same masks for the same micro-batch.
+    const uint64_t rank_seed = state_.seed ^ mix64(comm_ ? comm_->rank() : 0);
+    const int64_t step = state_.global_step;
+    auto dropout = [&](int k) { return nn::DropoutCtx{true, dropout_seed(rank_seed, step, k)}; };
+    int64_t step_tokens = 0;
     for (int i = 0; i < n; ++i) {
-      const bool last = i == n - 1;
-      if (last && reducer_) reducer_->begin_step();
-      if (micro[i].B == 0) continue;  // a rank's share of a short final batch can be empty
-      // Dropout masks differ per rank: each rank's rows are different examples.
-      const nn::DropoutCtx drop{true, dropout_seed(state_.seed ^ mix64(comm_ ? comm_->rank() : 0), state_.global_step, i)};
-      model_->forward(micro[i], drop, *acts_);
-      loss += model_->loss(micro[i], *acts_, norm).loss;
-      // Only the last micro-batch's backward reduces: earlier ones accumulate locally.
-      std::function<void(size_t)> hook;
-      if (last && reducer_) hook = [this](size_t offset) { reducer_->grads_final_from(offset); };
-      model_->backward(micro[i], drop, *acts_, a.freeze_base_model, hook);
-      tokens += static_cast<int64_t>(micro[i].B) * micro[i].T;
+      loss += pipe_->run(accumulated[i], i * a.microbatches, n * a.microbatches, norm, dropout, *dp_);
+      step_tokens += static_cast<int64_t>(accumulated[i].B) * accumulated[i].T;
     }
-    if (reducer_) reducer_->finish_step();
-    loss = all_sum(loss, "training loss");
+    tokens += step_tokens;
+    // Only the last stage computed the loss.
+    if (pipeline_) pipeline_->all_reduce_sum(&loss, 1, "training loss from the last stage");
+    double sums[2] = {loss, static_cast<double>(step_tokens)};  // one collective for both
+    if (comm_) comm_->all_reduce_sum(sums, 2, "training loss and tokens");
+    loss = sums[0];
+    state_.num_input_tokens_seen += static_cast<int64_t>(sums[1]);
+    state_.total_flos += 6.0 * sums[1] * static_cast<double>(model_->non_embedding_parameters());
     if (!std::isfinite(loss)) {
       const auto saved = list_checkpoints(a.output_dir);
       fail("step ", state_.global_step + 1, ": the training loss is ", loss, "; stopping. ",
            saved.empty() ? std::string("No checkpoint was saved yet.")
                          : "The last good checkpoint is " + saved.back() + " (resume_from_checkpoint: latest).");
     }
-    Buffer<float>& g = model_->grads();
-    const double grad_norm = std::sqrt(kernels::sum_squares(g.data(), g.size()));
-    if (a.max_grad_norm > 0) {  // torch.nn.utils.clip_grad_norm_
-      const double coef = a.max_grad_norm / (grad_norm + 1e-6);
-      if (coef < 1) kernels::scale(g.data(), g.size(), static_cast<float>(coef));
-    }
+    const double grad_norm = dp_->clip(a.max_grad_norm, pipeline_);
     const double lr = sched.lr_at(state_.global_step);
-    optimizer_->step(model_->params().data(), g.data(), lr);
+    dp_->update(*optimizer_, lr);
+    pipe_->refresh_borrowed_parameters();
 
     ++state_.global_step;
     state_.batch_in_epoch += n;
@@ -229,7 +269,10 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     }
     maybe_evaluate_and_save(eval_data, eval_task, epoch_end, stop);
     // The signal reaches the ranks at different moments: they agree on the step to stop after.
-    if (all_sum(stop_request.count() > 0 ? 1 : 0, "stop request") > 0 && state_.global_step < max_steps) {
+    // Every rank, pipeline stages included, must agree: the sum runs over the whole world.
+    double stops = stop_request.count() > 0 ? 1 : 0;
+    if (world_) world_->all_reduce_sum(&stops, 1, "stop request");
+    if (stops > 0 && state_.global_step < max_steps) {
       bar.finish();
       if (last_saved_step_ != state_.global_step) save_checkpoint_now();
       const std::string path = checkpoint_dir(a.output_dir, state_.global_step);
@@ -241,11 +284,11 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   }
   bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
   if (a.load_best_model_at_end && state_.has_best) {
     progress_message(cat("Loading best model from ", state_.best_model_checkpoint, " (",
                          a.best_metric_key(), " = ", state_.best_metric, ")"));
     load_weights(*model_, state_.best_model_checkpoint);
+    pipe_->release_other_stages();
   }
   const int64_t steps_run = state_.global_step - start_step;
   // Throughput of the whole job (all ranks), as HF reports it.
@@ -253,27 +296,130 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   nlohmann::json results = {
       {"train_runtime", round_sig(secs)},
       {"train_samples_per_second", round_sig(static_cast<double>(steps_run) * a.per_device_train_batch_size *
-                                             a.gradient_accumulation_steps * world_size() / std::max(secs, 1e-9))},
+                                             a.gradient_accumulation_steps * data_parallel_size() /
+                                             std::max(secs, 1e-9))},
       {"train_steps_per_second", round_sig(steps_run / std::max(secs, 1e-9))},
       {"train_tokens_per_second", round_sig(all_tokens / std::max(secs, 1e-9))},
+      {"total_flos", state_.total_flos},
       {"train_loss", state_.global_step > 0 ? state_.loss_total / state_.global_step : 0.0},
       {"epoch", round_sig(state_.epoch_float)},
       {"global_step", state_.global_step}};
-  if (reducer_ && reducer_->comm_seconds() > 0)
+  if (dp_->comm_seconds() > 0)
     // Waiting also covers thread hand-over, so on tiny models it can exceed the all-reduce time.
     results["ddp_comm_hidden_fraction"] =
-        round_sig(std::clamp(1.0 - reducer_->wait_seconds() / reducer_->comm_seconds(), 0.0, 1.0));
+        round_sig(std::clamp(1.0 - dp_->wait_seconds() / dp_->comm_seconds(), 0.0, 1.0));
+  if (pipeline_) results.update(pipeline_summary());
   log(results);
   if (is_main_process())
-    io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.to_json().dump(2) + "\n");
+    io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.hf_json().dump(2) + "\n");
+  report_measured_memory();
   return results;
+}
+
+size_t Trainer::optimizer_state_resident() {
+  size_t bytes = 0;
+  for (auto& [kind, buf] : optimizer_->state_buffers()) bytes += resident_bytes(buf->data(), buf->size() * sizeof(float));
+  return bytes;
+}
+
+size_t Trainer::memory_outside_plan() {
+  const size_t planned = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float)) +
+                         resident_bytes(model_->grads().data(), model_->grads().size() * sizeof(float)) +
+                         optimizer_state_resident();
+  const size_t now = resident_set_bytes();
+  return now > planned ? now - planned : 0;
+}
+
+RankMemoryPlan Trainer::memory_plan(int B, int T) const {
+  const TrainingArguments& a = args_;
+  const int states = a.optim == "sgd" ? 1 : 2;
+  if (pipe_->stages() == 1 && a.microbatches == 1)
+    return plan_rank_memory(*model_, B, T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
+                            activation_policy(a));
+  return plan_stage_memory(*model_, stage_share(*model_, *stages_, pipe_->stage(), dist::parse_pipeline_kind(a.pipeline),
+                                                B, a.microbatches),
+                           T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
+                           activation_policy(a));
+}
+
+void Trainer::report_measured_memory() {
+  const TrainingArguments& a = args_;
+  RankMemoryMeasured m;
+  m.peak_rss = peak_resident_bytes();
+  m.gradients_peak = dp_->peak_gradient_bytes() + pipe_->borrowed_gradient_bytes();
+  m.optimizer_state = optimizer_state_resident();
+  m.parameters = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float));
+  // The prediction: the plan at the largest batch shape trained on (with an evaluation pass
+  // if one ran), plus what the process held besides the planned buffers before training.
+  const RankMemoryPlan plan = memory_plan(largest_batch_.first, largest_batch_.second);
+  m.predicted_peak = held_before_training_ + plan.total() + (a.eval_strategy != "no" ? plan.evaluation : 0);
+  m.held_before_training = held_before_training_;
+  m.offload_pool = pipe_->offload_pool_bytes();
+  const std::string mine = format_measured_memory(world_ ? world_->rank() : 0, m);
+  const std::vector<std::string> all = world_ ? world_->all_gather_bytes(mine, "measured memory") : std::vector{mine};
+  if (!is_main_process()) return;
+  for (const std::string& line : all) progress_message(line);
+}
+
+nlohmann::json Trainer::pipeline_summary() {
+  // Every stage's compute and schedule time, gathered over the pipeline group. All stages start
+  // a step together (the previous step's gradient norm is a collective over them), and the
+  // step's pipeline phase lasts as long as the longest stage's schedule: a stage idles for the
+  // rest of it, waiting for its neighbours or, when its last op is done, for the others.
+  const size_t p = static_cast<size_t>(pipe_->stages()), me = static_cast<size_t>(pipe_->stage());
+  std::vector<double> t(2 * p, 0.0);  // busy, schedule per stage
+  t[me] = pipe_->schedule_seconds() - pipe_->idle_seconds();
+  t[p + me] = pipe_->schedule_seconds();
+  pipeline_->all_reduce_sum(t.data(), t.size(), "pipeline bubble");
+  const double span = std::max(*std::max_element(t.begin() + static_cast<std::ptrdiff_t>(p), t.end()), 1e-9);
+  double mean = 0;
+  std::string per_stage;
+  for (size_t s = 0; s < p; ++s) {
+    const double idle = 1 - t[s] / span;
+    mean += idle / static_cast<double>(p);
+    per_stage += cat(s ? ", " : "", round_sig(idle));
+  }
+  const double theory = dist::theoretical_bubble(pipe_->stages(), args_.microbatches);
+  if (is_main_process())
+    progress_message(cat("pipeline bubble: stages idle ", round_sig(mean), " of the pipeline phase of a step (per stage: ",
+                         per_stage, "); theory (p-1)/(m+p-1) = (", p, "-1)/(", args_.microbatches, "+", p, "-1) = ",
+                         round_sig(theory)));
+  return {{"pipeline_bubble_measured", round_sig(mean)}, {"pipeline_bubble_theoretical", round_sig(theory)}};
+}
+
+void Trainer::with_whole_model(const std::function<void()>& write) {
+  // The first stage of data-parallel replica 0 (rank 0) gathers; the other replicas hold copies.
+  const bool gathers = pipeline_ && (!comm_ || comm_->rank() == 0);
+  if (gathers) pipe_->gather_parameters_to_first();
+  if (is_main_process()) write();
+  if (gathers) pipe_->release_other_stages();
+}
+
+void Trainer::write_optimizer(const std::string& dir) {
+  // One process, or data parallel without sharding: every rank holds the whole state; rank 0
+  // writes it by parameter name.
+  if (!pipeline_ && !dp_->sharded()) {
+    if (is_main_process()) write_optimizer_state(dir, model_->table(), *optimizer_);
+    return;
+  }
+  SliceLayout lay;
+  lay.zero_stage = dp_->zero_stage();
+  lay.data_parallel_degree = data_parallel_size();
+  lay.pipeline_parallel_degree = pipe_->stages();
+  lay.data_parallel_rank = comm_ ? comm_->rank() : 0;
+  lay.pipeline_stage = pipe_->stage();
+  lay.shards = dp_->sharded() ? &dp_->shards() : nullptr;
+  // Unsharded replicas of a stage hold the same state: replica 0 writes it.
+  const bool writes = dp_->sharded() || lay.data_parallel_rank == 0;
+  write_optimizer_slices(dir, model_->table(), *optimizer_, writes, lay, *world_);
 }
 
 void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop) {
   const TrainingArguments& a = args_;
   const int64_t step = state_.global_step;
-  const bool eval_now = eval_data && ((a.eval_strategy == "steps" && step % a.eval_steps == 0) ||
-                                      (a.eval_strategy == "epoch" && epoch_end));
+  // eval_delay counts steps or epochs, by the strategy, as HF's DefaultFlowCallback does.
+  const bool eval_now = eval_data && ((a.eval_strategy == "steps" && step % a.eval_steps == 0 && step >= a.eval_delay) ||
+                                      (a.eval_strategy == "epoch" && epoch_end && state_.epoch_float >= a.eval_delay));
   const bool save_now = (a.save_strategy == "steps" && step % a.save_steps == 0) ||
                         (a.save_strategy == "epoch" && epoch_end);
   bool improved = false;
@@ -310,12 +456,15 @@ void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* ev
 
 void Trainer::save_checkpoint_now() {
   const TrainingArguments& a = args_;
-  // Every rank holds the same weights and optimizer state: rank 0 alone writes them.
-  if (is_main_process()) {
-    save_checkpoint(a.output_dir, *model_, *optimizer_, state_, tokenizer_dir_, training_arguments_json(a));
+  // Rank 0 alone writes: the weights gathered from the pipeline stages, the optimizer state
+  // sent to it slice by slice (optimizer_files.h), so no rank needs a shared file system.
+  with_whole_model([&] {
+    save_checkpoint(a.output_dir, *model_, [&](const std::string& dir) { write_optimizer(dir); }, state_,
+                    tokenizer_dir_, training_arguments_json(a));
     rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
-  }
-  if (comm_) comm_->barrier("checkpoint written");
+  });
+  if (!is_main_process()) write_optimizer("");  // sends this rank's slice to rank 0, if it has one to write
+  if (world_) world_->barrier("checkpoint written");
   last_saved_step_ = state_.global_step;
 }
 
@@ -325,7 +474,7 @@ nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix, c
 
 Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefix, const EvalTask* task) {
   if (!task) {
-    if (!default_task_) default_task_ = default_eval_task(model_->config(), args_.predict_output_format);
+    if (!default_task_) default_task_ = default_eval_task(model_->config(), args_.predict_output_format, args_.task_name);
     task = default_task_.get();
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -335,20 +484,39 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   Batch b;
   while (data.next(b)) {
     if (b.B == 0) continue;
-    model_->infer(b, *acts_);
+    // Through the pipeline every stage reads the same batch; the last one has the outputs.
+    ModelState* st = pipe_->infer(b);
+    if (!st) continue;
     const double n = label_count(model_->config(), b);
     if (n > 0) {
-      loss_sum += model_->loss(b, *acts_, n).loss * n;
+      loss_sum += model_->loss(b, *st, n).loss * n;
       norm += n;
     }
-    pass->add(b, model_->head_outputs(b, *acts_));
+    pass->add(b, model_->head_outputs(b, *st));
   }
-  if (comm_ && comm_->size() > 1) {  // every rank saw its shard: the union, on every rank
+  pipe_->finish_infer();
+  if (comm_ && (!pipeline_ || pipe_->is_last())) {  // every replica saw its shard: the union, on every replica
     std::unique_ptr<EvalPass> all = task->start();
     for (const std::string& p : comm_->all_gather_bytes(pass->serialize(), "evaluation outputs")) all->merge(p);
     pass = std::move(all);
     loss_sum = all_sum(loss_sum, "evaluation loss");
     norm = all_sum(norm, "evaluation label count");
+  }
+  if (pipeline_) {  // the last stage's results, to every stage
+    std::string bytes = pass->serialize();
+    uint64_t size = bytes.size();
+    const int last = pipe_->stages() - 1;
+    pipeline_->broadcast(&size, sizeof size, last, "evaluation outputs size");
+    bytes.resize(size);
+    pipeline_->broadcast(bytes.data(), size, last, "evaluation outputs");
+    double sums[2] = {loss_sum, norm};
+    pipeline_->broadcast(sums, sizeof sums, last, "evaluation loss");
+    loss_sum = sums[0];
+    norm = sums[1];
+    if (!pipe_->is_last()) {
+      pass = task->start();
+      pass->merge(bytes);
+    }
   }
   PassResult r;
   pass->metrics(prefix, norm > 0 ? loss_sum / norm : std::nan(""), r.metrics);
@@ -360,9 +528,11 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   return r;
 }
 
-void Trainer::save_model(const std::string& dir) const {
-  save_pretrained(*model_, dir);
-  copy_tokenizer_files(tokenizer_dir_, dir);
+void Trainer::save_model(const std::string& dir) {
+  with_whole_model([&] {
+    save_pretrained(*model_, dir);
+    copy_tokenizer_files(tokenizer_dir_, dir);
+  });
 }
 
 }  // namespace strata

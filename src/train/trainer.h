@@ -3,19 +3,24 @@
 // batch; dropout seeds derive from (seed, step, micro-batch), data order from (seed, epoch),
 // so a run resumed from any checkpoint reproduces the uninterrupted run exactly.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "dist/communicator.h"
-#include "dist/gradient_reducer.h"
 #include "models/model.h"
 #include "core/batch_stream.h"
 #include "train/checkpoint.h"
+#include "train/data_parallel_step.h"
 #include "train/eval_task.h"
+#include "train/memory_plan.h"
 #include "train/optimizer.h"
+#include "train/pipeline_stages.h"
+#include "train/pipeline_step.h"
 #include "train/training_args.h"
 
 namespace strata {
@@ -28,13 +33,24 @@ struct TrainingInterrupted {
   int signal_number;
 };
 
+// The process groups a Trainer runs over; null (or a group of one) for none.
+struct TrainerGroups {
+  dist::Communicator* world = nullptr;     // every rank: barriers, checkpoint files, measured memory
+  dist::Communicator* data = nullptr;      // the replicas of this rank's pipeline stage
+  dist::Communicator* pipeline = nullptr;  // the stages of this rank's replica, ranked by stage
+};
+
 class Trainer {
  public:
-  // With a communicator of several ranks the Trainer runs data parallel: every rank reads its
-  // shard of each batch, gradients are summed over ranks in buckets while backward runs, the
-  // loss is normalised by the labels of the global batch, and only rank 0 writes.
+  // With a data-parallel group of several ranks the Trainer runs data parallel: every rank
+  // reads its shard of each batch, gradients are summed over ranks in buckets while backward
+  // runs, the loss is normalised by the labels of the global batch, and only rank 0 writes.
+  // args.sharding_stage() > 0 shards the optimizer state (and, at stage 2, the gradients) over
+  // the ranks (data_parallel_step.h). With a pipeline group of several ranks each rank runs one
+  // stage of the model (pipeline_step.h) on the batches of its data-parallel rank, and owns only
+  // that stage's parameters, gradients and optimizer state.
   Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, std::string tokenizer_dir,
-          dist::Communicator* comm = nullptr);
+          TrainerGroups groups = {});
 
   // Trains per the arguments (resuming if asked); returns the train_results.json content.
   // eval_task: what evaluations on eval_data compute (null: default_eval_task of the model).
@@ -52,30 +68,51 @@ class Trainer {
   PassResult predict(BatchStream& data, const std::string& prefix = "predict", const EvalTask* task = nullptr);
 
   Model<float>& model() { return *model_; }
-  bool is_main_process() const { return !comm_ || comm_->rank() == 0; }
-  int world_size() const { return comm_ ? comm_->size() : 1; }
+  const PipelineStep& pipeline() const { return *pipe_; }  // this rank's stage (one stage without a pipeline)
+  bool is_main_process() const { return !world_ || world_->rank() == 0; }
+  int data_parallel_size() const { return comm_ ? comm_->size() : 1; }
   const TrainingArguments& args() const { return args_; }
-  // Writes the final model (config.json with label names, weights, tokenizer files).
-  void save_model(const std::string& dir) const;
+  // Writes the final model (config.json with label names, weights, tokenizer files). Collective
+  // over the pipeline (every stage sends its parameters to rank 0, which writes).
+  void save_model(const std::string& dir);
+  // Appends an entry (metrics) to the log history and trainer_log.jsonl, with the step and
+  // epoch, as HF's Trainer.log does.
+  void log(nlohmann::json entry);
+  const TrainerState& state() const { return state_; }
 
  private:
   struct Step;
-  void log(nlohmann::json entry);
+  std::string log_path() const;  // trainer_log.jsonl, in logging_dir (default output_dir)
   void maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop);
   void save_checkpoint_now();  // checkpoint-<global_step>, written by rank 0; every rank waits
   void resume_from(const std::string& checkpoint);
+  void report_measured_memory();  // every rank's measured memory, printed by rank 0
+  nlohmann::json pipeline_summary();  // the measured and theoretical bubble, printed by rank 0
+  // Rank 0 holds the whole model while `write` runs (gathered from the pipeline stages).
+  void with_whole_model(const std::function<void()>& write);
+  void write_optimizer(const std::string& dir);  // collective: rank 0 writes, the others send
+  size_t optimizer_state_resident();
+  // Resident bytes besides parameters, gradients and optimizer state (code, libraries, data).
+  size_t memory_outside_plan();
+  // This rank's memory plan for batches of B x T (its pipeline stage's).
+  RankMemoryPlan memory_plan(int B, int T) const;
   std::string resolve_checkpoint(const std::string& spec) const;
 
   double all_sum(double v, const char* what);
 
   TrainingArguments args_;
-  dist::Communicator* comm_;
-  std::unique_ptr<dist::GradientReducer> reducer_;
+  dist::Communicator* world_;     // null: one process
+  dist::Communicator* comm_;      // the data-parallel group; null: one replica
+  dist::Communicator* pipeline_;  // null: one stage
   std::unique_ptr<Model<float>> model_;
+  std::unique_ptr<PipelineStages> stages_;
+  std::unique_ptr<PipelineStep> pipe_;
+  std::unique_ptr<DataParallelStep> dp_;
   std::string tokenizer_dir_;
   std::unique_ptr<Optimizer<float>> optimizer_;
   TrainerState state_;
-  std::unique_ptr<ModelState> acts_;  // the model's forward state, reused across steps
+  size_t held_before_training_ = 0;   // memory_outside_plan() when training started
+  std::pair<int, int> largest_batch_{0, 0};  // B and T: the shape the memory plan peaks at
   std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
   int64_t last_saved_step_ = -1;
 };

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <sstream>
 #include <thread>
 #include <variant>
@@ -11,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.h"
+#include "train/distribution_args.h"
+#include "train/hf_other_args.h"
 #include "util/error.h"
 #include "util/nearest_name.h"
 
@@ -19,7 +23,8 @@ namespace strata {
 namespace {
 
 using Member = std::variant<std::string TrainingArguments::*, int TrainingArguments::*,
-                            int64_t TrainingArguments::*, double TrainingArguments::*, bool TrainingArguments::*>;
+                            int64_t TrainingArguments::*, double TrainingArguments::*, bool TrainingArguments::*,
+                            std::vector<std::string> TrainingArguments::*, std::vector<int> TrainingArguments::*>;
 
 struct Field {
   const char* name;
@@ -44,6 +49,14 @@ const Field kFields[] = {
     F(freeze_base_model), F(dataloader_num_workers), F(dataloader_drop_last), F(resume_from_checkpoint),
     F(predict_output_format), F(num_threads), F(disable_tqdm), F(dataparallel_enabled), F(ddp_bucket_cap_mb),
     F(ddp_timeout),
+    F(pipeline_parallel_degree), F(tensor_parallel_degree), F(microbatches), F(pipeline),
+    F(placement_strategy), F(ddp), F(shard_optimizer_state), F(zero_stage), F(optimize), F(auto_partition),
+    F(default_partition), F(pipeline_partition), F(processes_per_host), F(gradient_checkpointing), F(gradient_checkpointing_every),
+    F(offload_activations),
+    // HF compatibility (docs/hf_compat.md)
+    F(config_name), F(text_column_delimiter), F(max_train_samples), F(max_eval_samples), F(max_predict_samples),
+    F(task_name), F(do_regression), F(data_seed), F(eval_delay), F(ignore_data_skip), F(run_name), F(logging_dir),
+    F(report_to), F(include_num_input_tokens_seen),
 };
 #undef F
 
@@ -54,7 +67,10 @@ struct Alias {
 };
 constexpr Alias kAliases[] = {{"evaluation_strategy", "eval_strategy"},
                                // the example scripts' data arguments
+                               {"per_gpu_train_batch_size", "per_device_train_batch_size"},
+                               {"per_gpu_eval_batch_size", "per_device_eval_batch_size"},
                                {"text_column_name", "text_column"},
+                               {"text_column_names", "text_column"},  // run_classification: a, b, ...
                                {"label_column_name", "label_column"},
                                {"question_column_name", "question_column"},
                                {"context_column_name", "context_column"},
@@ -72,7 +88,22 @@ const Field& find_field(const std::string& key, const std::string& src) {
     if (k == a.old_name) k = a.name;
   for (const Field& f : kFields)
     if (k == f.name) return f;
-  fail(src, ": unknown option '", key, "'", did_you_mean(key, field_names()), " (see docs/training.md for the list)");
+  std::vector<std::string> keys = field_names();
+  keys.insert(keys.end(), {"distribution", "deepspeed"});  // the blocks parse_training_arguments reads
+  fail(src, ": unknown option '", key, "'", did_you_mean(key, keys), " (see docs/training.md for the list)");
+}
+
+// A YAML list of integers, e.g. [4, 4]; null or [] for none.
+std::vector<int> int_list(const YAML::Node& v, const std::function<void(const char*)>& bad) {
+  std::vector<int> xs;
+  if (!v.IsNull() && !v.IsSequence()) bad("a list of integers, e.g. [4, 4]");
+  for (const auto& item : v) {
+    long long x;
+    if (!item.IsScalar() || !YAML::convert<long long>::decode(item, x) || x < INT32_MIN || x > INT32_MAX)
+      bad("a list of integers, e.g. [4, 4]");
+    xs.push_back(static_cast<int>(x));
+  }
+  return xs;
 }
 
 void assign(TrainingArguments& a, const Field& f, const YAML::Node& v, const std::string& where) {
@@ -81,12 +112,29 @@ void assign(TrainingArguments& a, const Field& f, const YAML::Node& v, const std
     os << v;
     fail(where, ": option '", f.name, "' expects ", expected, ", got '", os.str(), "'");
   };
-  if (!v.IsScalar() && !v.IsNull()) bad("a single value");
   std::visit(
       [&](auto member) {
         using M = std::remove_reference_t<decltype(a.*member)>;
-        if constexpr (std::is_same_v<M, std::string>) {
-          a.*member = v.IsNull() ? std::string() : v.as<std::string>();
+        if constexpr (std::is_same_v<M, std::vector<int>>) {
+          a.*member = int_list(v, bad);
+        } else if constexpr (std::is_same_v<M, std::vector<std::string>>) {  // a name or a list of names
+          a.*member = {};
+          if (v.IsScalar()) {
+            a.*member = {v.as<std::string>()};
+          } else if (v.IsSequence()) {
+            for (const YAML::Node& e : v) {
+              if (!e.IsScalar()) bad("a name or a list of names");
+              (a.*member).push_back(e.as<std::string>());
+            }
+          } else if (!v.IsNull()) {
+            bad("a name or a list of names");
+          }
+        } else if (v.IsNull()) {  // HF's None: the default (an empty string)
+          if constexpr (std::is_same_v<M, std::string>) a.*member = std::string();
+        } else if (!v.IsScalar()) {
+          bad("a single value");
+        } else if constexpr (std::is_same_v<M, std::string>) {
+          a.*member = v.as<std::string>();
         } else if constexpr (std::is_same_v<M, bool>) {
           bool x;
           if (!YAML::convert<bool>::decode(v, x)) bad("true or false");
@@ -105,27 +153,24 @@ void assign(TrainingArguments& a, const Field& f, const YAML::Node& v, const std
       f.member);
 }
 
-// The SageMaker Estimator's `distribution` dict: {dataparallel: {enabled: true}} (also under
-// smdistributed:, as the Hugging Face Estimator spells it). Model parallelism is not built yet.
-void read_distribution(TrainingArguments& a, const YAML::Node& d, const std::string& where) {
-  YAML::Node dist = d;
-  if (dist.IsMap() && dist["smdistributed"]) dist = dist["smdistributed"];
-  if (!dist.IsMap()) fail(where, ": distribution must be a mapping, e.g. {dataparallel: {enabled: true}}");
-  for (const auto& kv : dist) {
-    const std::string key = kv.first.as<std::string>();
-    if (key == "dataparallel") {
-      for (const auto& o : kv.second) {
-        const std::string opt = o.first.as<std::string>();
-        if (opt != "enabled") fail(where, ": distribution.dataparallel.", opt, " is not a known option (only 'enabled')");
-        if (!YAML::convert<bool>::decode(o.second, a.dataparallel_enabled))
-          fail(where, ": distribution.dataparallel.enabled expects true or false");
-      }
-    } else if (key == "modelparallel" || key == "mpi") {
-      fail(where, ": distribution.", key, " is not supported yet (data parallelism only: {dataparallel: {enabled: true}})");
-    } else {
-      fail(where, ": unknown distribution key '", key, "' (expected dataparallel)");
-    }
+void note_ignored(TrainingArguments& a, const std::string& what) {
+  if (std::find(a.ignored_options.begin(), a.ignored_options.end(), what) == a.ignored_options.end())
+    a.ignored_options.push_back(what);
+}
+
+// An HF argument strata has no option for (hf_other_args.h): noted for the run's warning when
+// ignored, an error when refused, nothing when at HF's default. False for any other key.
+bool take_hf_other_arg(TrainingArguments& a, const std::string& key, const YAML::Node& v, const std::string& where) {
+  const HfOtherArg* arg = find_hf_other_arg(key);
+  if (!arg) return false;
+  if (arg->kind == HfOtherArg::Kind::Inherent || at_hf_default(*arg, v)) return true;
+  if (arg->kind == HfOtherArg::Kind::Refused) {
+    std::ostringstream os;
+    os << v;
+    fail(where, ": ", key, ": ", os.str(), " is not supported: ", arg->refusal);
   }
+  note_ignored(a, key);
+  return true;
 }
 
 void check_one_of(const std::string& v, const char* name, std::initializer_list<const char*> allowed,
@@ -138,7 +183,30 @@ void check_one_of(const std::string& v, const char* name, std::initializer_list<
   fail(src, ": ", name, " is '", v, "'; expected one of ", list);
 }
 
+// The arguments HF's example scripts add or spell their own way, resolved to strata's options.
+void resolve_hf_spellings(TrainingArguments& a, const std::string& src) {
+  if (!a.config_name.empty()) {  // run_mlm / run_clm from scratch: config_name without model_name_or_path
+    if (a.model_name_or_path.empty()) a.model_name_or_path = a.config_name;
+    if (a.config_name != a.model_name_or_path)
+      fail(src, ": config_name (", a.config_name, ") differs from model_name_or_path (", a.model_name_or_path,
+           "); strata reads config.json from the model directory: set one of them");
+  }
+  // Trainer.train(resume_from_checkpoint=True) resumes from the last checkpoint.
+  if (a.resume_from_checkpoint == "true" || a.resume_from_checkpoint == "True") a.resume_from_checkpoint = "latest";
+  if (a.resume_from_checkpoint == "false" || a.resume_from_checkpoint == "False") a.resume_from_checkpoint.clear();
+  for (char& c : a.task_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));  // as run_glue
+  if (a.do_regression) {
+    if (!a.problem_type.empty() && a.problem_type != "regression")
+      fail(src, ": do_regression is true but problem_type is '", a.problem_type, "'");
+    a.problem_type = "regression";
+  }
+  // strata has no reporting integration yet: names other than all / none are noted as ignored.
+  for (const std::string& r : a.report_to)
+    if (r != "all" && r != "none") note_ignored(a, "report_to: " + r);
+}
+
 void validate(TrainingArguments& a, const std::string& src) {
+  resolve_hf_spellings(a, src);
   if (a.model_name_or_path.empty()) fail(src, ": model_name_or_path is required (a directory with config.json)");
   if (a.output_dir.empty()) fail(src, ": output_dir is required");
   if (a.tokenizer_name.empty()) a.tokenizer_name = a.model_name_or_path;
@@ -151,7 +219,8 @@ void validate(TrainingArguments& a, const std::string& src) {
   if (!a.problem_type.empty())
     check_one_of(a.problem_type, "problem_type",
                  {"single_label_classification", "multi_label_classification", "regression"}, src);
-  check_one_of(a.optim, "optim", {"adamw_torch", "adamw", "sgd"}, src);
+  // adamw_torch_fused is torch's AdamW in one kernel: the same update.
+  check_one_of(a.optim, "optim", {"adamw_torch", "adamw_torch_fused", "adamw", "sgd"}, src);
   check_one_of(a.lr_scheduler_type, "lr_scheduler_type",
                {"linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup",
                 "inverse_sqrt"},
@@ -159,7 +228,7 @@ void validate(TrainingArguments& a, const std::string& src) {
   check_one_of(a.eval_strategy, "eval_strategy", {"no", "steps", "epoch"}, src);
   check_one_of(a.save_strategy, "save_strategy", {"no", "steps", "epoch"}, src);
   check_one_of(a.logging_strategy, "logging_strategy", {"no", "steps", "epoch"}, src);
-  check_one_of(a.predict_output_format, "predict_output_format", {"csv", "jsonl"}, src);
+  check_one_of(a.predict_output_format, "predict_output_format", {"txt", "csv", "jsonl"}, src);
   if (!a.greater_is_better.empty()) check_one_of(a.greater_is_better, "greater_is_better", {"true", "false"}, src);
   auto positive = [&](double v, const char* n) {
     if (!(v > 0)) fail(src, ": ", n, " must be positive, got ", v);
@@ -178,8 +247,8 @@ void validate(TrainingArguments& a, const std::string& src) {
     fail(src, ": adam_beta1 and adam_beta2 must be in [0, 1)");
   if (a.validation_split_percentage < 0 || a.validation_split_percentage >= 100)
     fail(src, ": validation_split_percentage must be in [0, 100)");
-  if (a.validation_split_percentage > 0 && !a.validation_file.empty())
-    fail(src, ": set validation_file or validation_split_percentage, not both");
+  // run_mlm / run_clm split train only when there is no validation file (their default is 5%).
+  if (!a.validation_file.empty()) a.validation_split_percentage = 0;
   if (a.mlm_probability <= 0 || a.mlm_probability >= 1) fail(src, ": mlm_probability must be in (0, 1)");
   if (a.block_size < 0) fail(src, ": block_size must be >= 0 (0: the default), got ", a.block_size);
   if (a.line_by_line && a.block_size > 0)
@@ -188,6 +257,14 @@ void validate(TrainingArguments& a, const std::string& src) {
   positive(a.doc_stride, "doc_stride");
   positive(a.n_best_size, "n_best_size");
   positive(a.max_answer_length, "max_answer_length");
+  for (const auto& [n, v] : {std::pair{"max_train_samples", a.max_train_samples},
+                             {"max_eval_samples", a.max_eval_samples}, {"max_predict_samples", a.max_predict_samples}})
+    if (v == 0 || v < -1) fail(src, ": ", n, " must be positive (or unset for all), got ", v);
+  if (a.data_seed < -1) fail(src, ": data_seed must be >= 0 (or unset: seed), got ", a.data_seed);
+  if (a.eval_delay < 0) fail(src, ": eval_delay must be >= 0, got ", a.eval_delay);
+  if (a.text_column.empty() || a.text_column.front() == ',' || a.text_column.back() == ',' ||
+      a.text_column.find(",,") != std::string::npos)
+    fail(src, ": text_column '", a.text_column, "' must name a column, or several separated by commas");
   if (a.dataloader_num_workers < 0) fail(src, ": dataloader_num_workers must be >= 0");
   if (a.save_total_limit < 0) fail(src, ": save_total_limit must be >= 0");
   if (!(a.ddp_bucket_cap_mb > 0)) fail(src, ": ddp_bucket_cap_mb must be positive");
@@ -213,6 +290,10 @@ void validate(TrainingArguments& a, const std::string& src) {
   if (a.metric_for_best_model.empty() && (a.load_best_model_at_end || a.early_stopping_patience > 0))
     a.metric_for_best_model = "loss";
   if (!has_eval) a.do_eval = false;
+  if (a.gradient_checkpointing_every != 1 && !a.gradient_checkpointing)
+    fail(src, ": gradient_checkpointing_every is ", a.gradient_checkpointing_every,
+         " but gradient_checkpointing is false; set gradient_checkpointing: true to recompute every ",
+         a.gradient_checkpointing_every, "-th block");
 }
 
 }  // namespace
@@ -241,21 +322,29 @@ TrainingArguments parse_training_arguments(const std::string& text, const std::s
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (key == "distribution") {
-      read_distribution(a, kv.second, cat(src, " line ", kv.first.Mark().line + 1));
-      continue;
+      read_distribution(a, kv.second, src);
+    } else if (key == "deepspeed") {
+      read_deepspeed(a, kv.second, src);
+    } else if (!take_hf_other_arg(a, key, kv.second, cat(src, " line ", kv.first.Mark().line + 1))) {
+      assign(a, find_field(key, src), kv.second, cat(src, " line ", kv.first.Mark().line + 1));
     }
-    const Field& f = find_field(key, src);
-    assign(a, f, kv.second, cat(src, " line ", kv.first.Mark().line + 1));
   }
   for (const std::string& o : overrides) {
     const size_t eq = o.find('=');
     if (eq == std::string::npos || eq == 0) fail(overrides_source, " ", o, ": expected key=value");
     const std::string key = o.substr(0, eq);
-    const Field& f = find_field(key, overrides_source);
-    assign(a, f, YAML::Load(o.substr(eq + 1)), overrides_source + " " + key);
+    const YAML::Node value = YAML::Load(o.substr(eq + 1));
+    if (take_hf_other_arg(a, key, value, overrides_source + " " + key)) continue;
+    assign(a, find_field(key, overrides_source), value, overrides_source + " " + key);
   }
   validate(a, src);
+  validate_parallel_arguments(a, src);
   return a;
+}
+
+void set_training_argument(TrainingArguments& a, const std::string& key, const YAML::Node& value,
+                           const std::string& where) {
+  assign(a, find_field(key, where), value, where);
 }
 
 TrainingArguments load_training_arguments(const std::string& path, const std::vector<std::string>& overrides) {
@@ -282,6 +371,15 @@ std::string format_training_arguments(const TrainingArguments& a) {
 }
 
 std::string training_arguments_json(const TrainingArguments& a) { return to_json(a).dump(2) + "\n"; }
+
+nn::ActivationPolicy activation_policy(const TrainingArguments& a) {
+  nn::ActivationPolicy p;
+  p.checkpoint_every = a.gradient_checkpointing ? a.gradient_checkpointing_every : 0;
+  p.offload = a.offload_activations;
+  const char* tmp = std::getenv("TMPDIR");
+  if (tmp && *tmp) p.offload_dir = tmp;
+  return p;
+}
 
 data::PretrainingOptions pretraining_options(const TrainingArguments& a, data::LmObjective objective,
                                              size_t model_max_positions) {

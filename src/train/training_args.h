@@ -4,11 +4,13 @@
 // completely before any work starts: an unknown key names the nearest valid one, a wrong
 // type names the expected one, inconsistent values say which and why.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "data/pretraining.h"
+#include "nn/activation_policy.h"
 
 namespace strata {
 
@@ -16,17 +18,28 @@ struct TrainingArguments {
   // model (ModelArguments)
   std::string model_name_or_path;  // a directory with config.json, with or without weights
   std::string tokenizer_name;      // default: model_name_or_path
+  std::string config_name;         // a directory with config.json: the model when model_name_or_path is unset
   std::string task;  // sequence-classification | masked-lm | causal-lm | token-classification |
                      // question-answering; default from config.json's architectures
   std::string problem_type;        // overrides config.json's
   // data (DataTrainingArguments)
   std::string train_file, validation_file, test_file;
+  // text_column may name several columns, comma-separated (run_classification's
+  // text_column_names): their texts are joined with text_column_delimiter into one text.
   std::string text_column = "text", text_pair_column, label_column = "label";
+  std::string text_column_delimiter = " ";
   int max_seq_length = 128;
   bool pad_to_max_length = false;
   int pad_to_multiple_of = 0;
   double validation_split_percentage = 0;
   bool streaming = false;
+  // The first N examples of a split (after grouping texts into blocks for LM pretraining, as
+  // run_mlm / run_clm select); -1: all. The example scripts' max_*_samples.
+  int64_t max_train_samples = -1, max_eval_samples = -1, max_predict_samples = -1;
+  // run_glue's GLUE task (cola, mnli, mrpc, ...): names the predictions file and the model
+  // card's dataset, and picks the task's text columns. The data still comes from the files.
+  std::string task_name;
+  bool do_regression = false;  // run_classification: the labels are regression targets
   // Language-model pretraining (run_mlm.py / run_clm.py; data/pretraining.h)
   double mlm_probability = 0.15;
   bool line_by_line = false;     // each non-blank line one example, instead of grouped texts
@@ -59,8 +72,10 @@ struct TrainingArguments {
   int64_t warmup_steps = 0;
   double max_grad_norm = 1.0;
   int64_t seed = 42;
+  int64_t data_seed = -1;  // the training data order's seed; -1: seed
   std::string eval_strategy = "no";  // no | steps | epoch
   int64_t eval_steps = 0;            // 0: logging_steps
+  double eval_delay = 0;             // epochs or steps (by eval_strategy) before the first evaluation
   std::string logging_strategy = "steps";
   int64_t logging_steps = 500;
   bool logging_first_step = false;
@@ -75,18 +90,73 @@ struct TrainingArguments {
   bool freeze_base_model = false;
   int dataloader_num_workers = 0;
   bool dataloader_drop_last = false;
-  std::string resume_from_checkpoint;  // path | "latest"
-  std::string predict_output_format = "csv";  // csv | jsonl
+  std::string resume_from_checkpoint;  // path | "latest" (also spelled true)
+  bool ignore_data_skip = false;       // resume at the start of the checkpoint's epoch, not its batch
+  // txt: HF's predict_results.txt (index, predicted label); csv | jsonl: with probabilities
+  std::string predict_output_format = "txt";
   int num_threads = 0;                        // 0: all cores
   bool disable_tqdm = false;
+  std::string run_name;     // names the run in its logs; "": output_dir
+  std::string logging_dir;  // where trainer_log.jsonl goes; default: output_dir
+  // HF's integrations: "all" (HF's default: every one strata has), "none", or names.
+  // Names strata does not have are ignored with the run's warning.
+  std::vector<std::string> report_to = {"all"};
+  bool include_num_input_tokens_seen = false;  // log num_input_tokens_seen with each entry
   // Distribution (HF names; the SageMaker `distribution` dict sets dataparallel_enabled).
   bool dataparallel_enabled = false;  // also on whenever the job is started as several ranks
   double ddp_bucket_cap_mb = 25;
   double ddp_timeout = 1800;  // seconds a collective may take before the job is aborted
+  // Model parallelism and sharding: SageMaker's modelparallel parameters under their names
+  // (distribution_args.h reads the `distribution:` block into them), flat keys with HF's.
+  // docs/parallelism.md.
+  int pipeline_parallel_degree = 1;  // SageMaker: partitions
+  int tensor_parallel_degree = 1;
+  int microbatches = 1;                       // per optimizer step and rank, of the per-device batch
+  std::string pipeline = "interleaved";       // simple (GPipe) | interleaved (1F1B)
+  std::string placement_strategy = "cluster";  // cluster | spread | a permutation of DPT
+  bool ddp = true;  // replicas (data-parallel degree > 1) are kept in sync by data parallelism
+  bool shard_optimizer_state = false;  // ZeRO-1
+  int zero_stage = 0;                  // DeepSpeed's zero_optimization.stage: 0, 1, 2
+  std::string optimize = "memory";     // memory | speed (tensor-parallel layer layout)
+  bool auto_partition = true;
+  int default_partition = 0;
+  // Blocks per pipeline stage, e.g. [4, 4] (strata's explicit partition; overrides
+  // auto_partition). Empty: auto_partition decides, or an even split without it.
+  std::vector<int> pipeline_partition;
+  int processes_per_host = 0;  // SageMaker's mpi.processes_per_host; 0: whatever the launcher started
+  // Activation checkpointing and offloading (HF's gradient_checkpointing; SageMaker's
+  // activation_checkpointing / offload_activations set them; docs/parallelism.md): recompute
+  // a block's forward in backward instead of keeping its saved tensors, for blocks 0, k, 2k, ...;
+  // move the saved tensors of blocks not recomputed (and the blocks' inputs) to a file-backed
+  // host-memory pool in $TMPDIR (default /tmp) after forward, fetched back before backward.
+  bool gradient_checkpointing = false;
+  int gradient_checkpointing_every = 1;  // k >= 1
+  bool offload_activations = false;
+
+  // Not options: the HF arguments this configuration set that do not apply here
+  // (hf_other_args.h) and report_to names strata does not have, for the run's one warning.
+  std::vector<std::string> ignored_options;
 
   bool best_is_greater() const;        // resolves greater_is_better against the metric
   std::string best_metric_key() const;  // "eval_<metric>"
+  // The longest sequence a batch can have: grouped texts' blocks, else max_seq_length.
+  int sequence_length() const { return block_size > 0 && !line_by_line ? block_size : max_seq_length; }
+  // The ZeRO stage in effect: zero_stage, at least 1 with shard_optimizer_state.
+  int sharding_stage() const { return std::max(zero_stage, shard_optimizer_state ? 1 : 0); }
 };
+
+}  // namespace strata
+
+namespace YAML {
+class Node;
+}
+
+namespace strata {
+
+// Sets option `key` (a field name or HF alias) from a YAML scalar; `where` prefixes errors.
+// Unknown keys name the nearest known one.
+void set_training_argument(TrainingArguments& a, const std::string& key, const YAML::Node& value,
+                           const std::string& where);
 
 // Parses a YAML mapping; `source` names the file in errors. `overrides` are "key=value"
 // strings (values parsed as YAML scalars) applied on top; `overrides_source` names them in
@@ -98,6 +168,9 @@ TrainingArguments load_training_arguments(const std::string& path, const std::ve
 
 // The arguments as "name: value" lines, non-default ones marked, for the start-of-run table.
 std::string format_training_arguments(const TrainingArguments& a);
+// How the Trainer's model state keeps the blocks' saved tensors under these arguments.
+nn::ActivationPolicy activation_policy(const TrainingArguments& a);
+
 // As JSON text (written to checkpoints as training_args.json).
 std::string training_arguments_json(const TrainingArguments& a);
 

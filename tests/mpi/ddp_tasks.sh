@@ -98,8 +98,8 @@ for task, files in (("ner", ["predictions.txt"]), ("qa", ["eval_predictions.json
     one = json.load(open(f"{work}/{task}-1/eval_results.json"))
     for ranks in (2, 3):
         same_metrics(one, json.load(open(f"{work}/{task}-{ranks}/eval_results.json")), f"{task} {ranks} ranks eval")
-        same_metrics(json.load(open(f"{work}/{task}-1/test_results.json")),
-                     json.load(open(f"{work}/{task}-{ranks}/test_results.json")), f"{task} {ranks} ranks test")
+        same_metrics(json.load(open(f"{work}/{task}-1/predict_results.json")),
+                     json.load(open(f"{work}/{task}-{ranks}/predict_results.json")), f"{task} {ranks} ranks predict")
         for f in files:
             a, b = f"{work}/{task}-1/{f}", f"{work}/{task}-{ranks}/{f}"
             if f.endswith(".json") and "nbest" in f:  # logits may differ in the last bits; answers may not

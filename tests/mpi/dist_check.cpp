@@ -4,6 +4,7 @@
 //   strata_dist_check timeout         rank 2 arrives late at a collective: rank 0's verdict names it
 //   strata_dist_check timeout-root    rank 0 is the late one: rank 1 gives the verdict
 //   strata_dist_check timeout-recv    rank 0 waits in recv for a rank that never sends
+//   strata_dist_check timeout-irecv   the same through irecv + wait (a pipeline stage's wait)
 //   strata_dist_check early-exit      rank 1 returns from main while the others enter a collective
 //   strata_dist_check die             rank 1 calls exit(1) before a collective
 //   strata_dist_check die-kill        rank 1 kills itself with SIGKILL before a collective
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "dist/communicator.h"
+#include "dist/process_groups.h"
 #include "util/error.h"
 
 namespace {
@@ -91,6 +93,35 @@ void check_all_gather(Communicator& c) {
   expect(inplace == expected, "all_gather in place", r);
 }
 
+// Rank q's data holds q + i; the root (the last rank) gets the sum, the others keep theirs.
+void check_reduce(Communicator& c) {
+  const int r = c.rank(), n = c.size(), root = n - 1;
+  std::vector<float> data(41);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(r + static_cast<int>(i));
+  c.reduce_sum(data.data(), data.size(), root, "reduce to the last rank");
+  bool ok = true;
+  for (size_t i = 0; i < data.size(); ++i)
+    ok &= data[i] == static_cast<float>(r == root ? n * (n - 1) / 2 + n * static_cast<int>(i) : r + static_cast<int>(i));
+  expect(ok, "reduce_sum (root: the sum; others: unchanged)", r);
+}
+
+// Rank q > 0 contributes 3q + 5 values, rank 0 none (more than STRATA_DIST_MAX_COUNT=7 in all at 2
+// ranks, so the chunked path runs too).
+void check_all_gather_v(Communicator& c) {
+  const int r = c.rank(), n = c.size();
+  std::vector<size_t> counts(static_cast<size_t>(n));
+  for (int q = 0; q < n; ++q) counts[static_cast<size_t>(q)] = q == 0 ? 0 : static_cast<size_t>(3 * q + 5);
+  std::vector<float> data(std::accumulate(counts.begin(), counts.end(), size_t{0}), -1.0f), expected(data.size());
+  size_t off = 0;
+  for (int q = 0; q < n; ++q)
+    for (size_t i = 0; i < counts[static_cast<size_t>(q)]; ++i, ++off) {
+      expected[off] = static_cast<float>(q * 100 + static_cast<int>(i));
+      if (q == r) data[off] = expected[off];
+    }
+  c.all_gather_v(data.data(), counts, "all_gather_v");
+  expect(data == expected, "all_gather_v (blocks of unequal size, one empty)", r);
+}
+
 void check_all_gather_bytes(Communicator& c) {
   const int r = c.rank(), n = c.size();
   // Rank 0 sends nothing; rank q sends 11q copies of 'a' + q, with a NUL inside.
@@ -136,6 +167,30 @@ void check_ring(Communicator& c) {
   expect(ok, "send / recv ring", r);
 }
 
+// Non-blocking messages in both directions of a ring at once, posted receives first in the
+// opposite order of the sends (tags match them), one large enough (64 KiB) not to go out
+// eagerly: every rank posts everything, then waits, so nothing may block in the posting.
+void check_nonblocking_ring(Communicator& c) {
+  const int r = c.rank(), n = c.size();
+  const int next = (r + 1) % n, prev = (r + n - 1) % n;
+  std::vector<int> big(1 << 14), small(25), got_big(big.size(), -1), got_small(small.size(), -1);
+  std::iota(big.begin(), big.end(), r * 1'000'000);
+  std::iota(small.begin(), small.end(), r * 1'000);
+  auto recv_small = c.irecv(got_small.data(), small.size() * sizeof(int), next, 12);
+  auto recv_big = c.irecv(got_big.data(), big.size() * sizeof(int), prev, 11);
+  auto send_big = c.isend(big.data(), big.size() * sizeof(int), next, 11);
+  auto send_small = c.isend(small.data(), small.size() * sizeof(int), prev, 12);
+  recv_big->wait();
+  while (!recv_small->test()) {
+  }
+  send_big->wait();
+  send_small->wait();
+  bool ok = recv_small->test();
+  for (size_t i = 0; i < got_big.size(); ++i) ok &= got_big[i] == prev * 1'000'000 + static_cast<int>(i);
+  for (size_t i = 0; i < got_small.size(); ++i) ok &= got_small[i] == next * 1'000 + static_cast<int>(i);
+  expect(ok, "isend / irecv both ways round a ring", r);
+}
+
 void check_split(Communicator& c) {
   const int r = c.rank(), n = c.size();
   auto group = c.split(r % 2, r);
@@ -149,6 +204,24 @@ void check_split(Communicator& c) {
   group->barrier("group barrier");
 }
 
+// One communicator per axis of a rank grid: each holds exactly the ranks the grid says, with
+// the coordinate along its axis as its rank.
+void check_process_groups(Communicator& c, int pp, int tp, const char* placement) {
+  using strata::dist::Axis;
+  const strata::dist::RankGrid grid(c.size(), pp, tp, placement);
+  const strata::dist::ProcessGroups groups = strata::dist::make_process_groups(c, grid);
+  const int r = c.rank();
+  for (Axis a : {Axis::Data, Axis::Pipeline, Axis::Tensor}) {
+    Communicator& g = groups.along(a);
+    const std::vector<int> members = grid.group(a, r);
+    float sum = static_cast<float>(r);
+    g.all_reduce_sum(&sum, 1, "sum of world ranks along an axis");
+    const std::string what = std::string(placement) + " " + strata::dist::axis_name(a) + " group";
+    expect(g.size() == grid.size(a) && g.rank() == grid.coord(r)[a], what + ": size and rank", r);
+    expect(sum == static_cast<float>(std::accumulate(members.begin(), members.end(), 0)), what + ": members", r);
+  }
+}
+
 int collectives() {
   const strata::dist::Layout layout = strata::dist::detect_layout();
   auto c = strata::dist::make_mpi_communicator(kTimeoutS);
@@ -158,18 +231,25 @@ int collectives() {
   check_all_reduce(*c);
   check_reduce_scatter(*c);
   check_all_gather(*c);
+  check_reduce(*c);
+  check_all_gather_v(*c);
   check_all_gather_bytes(*c);
   check_broadcast(*c);
   check_ring(*c);
+  check_nonblocking_ring(*c);
   check_split(*c);
+  check_process_groups(*c, 2, 1, "spread");
+  if (c->size() % 4 == 0) check_process_groups(*c, 2, 2, "PTD");
   strata::dist::check_same_on_all_ranks(*c, "same fingerprint", "configuration");
+  if (r == 0) sleep_s(0.2);  // the others wait (asleep) in the quiet barrier
+  c->quiet_barrier("quiet barrier");
   c->barrier("end");
   if (g_failures) return 1;
   const char* max_count = std::getenv("STRATA_DIST_MAX_COUNT");
   if (r == 0)
     std::printf("collectives OK on %d ranks (largest MPI count %s): all_reduce float/double, reduce_scatter, "
-                "all_gather (+ in place), all_gather_bytes, broadcast, send/recv ring, split even/odd, "
-                "check_same_on_all_ranks, barrier\n",
+                "all_gather (+ in place), reduce to a root, all_gather_v, all_gather_bytes, broadcast, send/recv "
+                "ring, isend/irecv ring, split even/odd, rank-grid groups, check_same_on_all_ranks, quiet barrier, barrier\n",
                 c->size(), max_count ? max_count : "INT_MAX");
   return 0;
 }
@@ -190,6 +270,15 @@ int timeout_recv() {
   c->barrier("warm-up");
   char buf[64];
   if (c->rank() == 0) c->recv(buf, sizeof buf, 1, 7);
+  if (c->rank() == 1) sleep_s(60);
+  return 0;
+}
+
+int timeout_irecv() {
+  auto c = strata::dist::make_mpi_communicator(kTimeoutS);
+  c->barrier("warm-up");
+  char buf[64];
+  if (c->rank() == 0) c->irecv(buf, sizeof buf, 1, 7)->wait();
   if (c->rank() == 1) sleep_s(60);
   return 0;
 }
@@ -247,6 +336,7 @@ int main(int argc, char** argv) {
     if (cmd == "timeout") return timeout(2);
     if (cmd == "timeout-root") return timeout(0);
     if (cmd == "timeout-recv") return timeout_recv();
+    if (cmd == "timeout-irecv") return timeout_irecv();
     if (cmd == "early-exit") return early_exit();
     if (cmd == "die") return die(false);
     if (cmd == "die-kill") return die(true);
@@ -256,7 +346,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: strata_dist_check collectives|timeout|timeout-root|timeout-recv|early-exit|die|die-kill|"
+  std::fprintf(stderr, "usage: strata_dist_check collectives|timeout|timeout-root|timeout-recv|timeout-irecv|early-exit|die|die-kill|"
                        "truncate|mismatch\n");
   return 2;
 }

@@ -160,12 +160,6 @@ std::vector<size_t> AlbertModel<T>::unit_parameters(int u) const {
 }
 
 template <typename T>
-const T* AlbertModel<T>::application_input(const AlbertState<T>& s, UnitRange r, int k) const {
-  if (r.begin > 0 && k == (r.begin - 1) * inner()) return s.input.data();
-  return k == 0 ? s.mapped.data() : s.layers[static_cast<size_t>(k) - 1].out.data();
-}
-
-template <typename T>
 const T* AlbertModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                                  ModelState& state) const {
   auto& s = static_cast<AlbertState<T>&>(state);
@@ -184,13 +178,13 @@ const T* AlbertModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Uni
     s.input.resize(NH);
     std::copy_n(input, NH, s.input.data());
   }
-  s.layers.resize(applications_.size());
-  const T* x = r.begin == 0 ? s.mapped.data() : s.input.data();
-  for (int k = (std::max(r.begin, 1) - 1) * inner(); k < std::min(r.end - 1, L) * inner(); ++k) {
-    nn::encoder_layer_forward(application(k), f, application_input(s, r, k), b.attention_mask.data(), b.B, b.T, drop,
-                              s.layers[static_cast<size_t>(k)]);
-    x = s.layers[static_cast<size_t>(k)].out.data();
-  }
+  // The applications of r's repeats.
+  const T* x = s.applications.forward((std::max(r.begin, 1) - 1) * inner(), std::min(r.end - 1, L) * inner(),
+                                      r.begin == 0 ? s.mapped.data() : s.input.data(),
+                                      [&](int k, const T* in, nn::EncoderLayerSaved<T>& sv) {
+                                        nn::encoder_layer_forward(application(k), f, in, b.attention_mask.data(), b.B,
+                                                                  b.T, drop, sv);
+                                      });
   if (!r.contains(this->head_unit())) return x;
   s.last_hidden = x;
   if (c.task == Task::Base) return x;
@@ -213,11 +207,10 @@ const T* AlbertModel<T>::infer(const Batch& b, ModelState& state) const {
   s.mapped.resize(static_cast<size_t>(N) * c.hidden_size);
   nn::linear_forward(mapping_in_, f, s.embeddings.out.data(), s.mapped.data(), N);
   // Two layer slots in turn: application k reads slot (k-1)%2 and writes slot k%2.
-  if (s.layers.size() < 2) s.layers.resize(2);
   const T* x = s.mapped.data();
-  for (size_t k = 0; k < applications_.size(); ++k) {
-    nn::EncoderLayerSaved<T>& slot = s.layers[k % 2];
-    nn::encoder_layer_forward(applications_[k], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot);
+  for (int k = 0; k < static_cast<int>(applications_.size()); ++k) {
+    nn::EncoderLayerSaved<T>& slot = s.applications.inference_slot(k);
+    nn::encoder_layer_forward(application(k), f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot);
     x = slot.out.data();
   }
   s.last_hidden = x;
@@ -296,8 +289,12 @@ const T* AlbertModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Un
   }
   const int per_group = L / c.num_hidden_groups;
   for (int k = std::min(r.end - 1, L) * inner() - 1; k >= (std::max(r.begin, 1) - 1) * inner(); --k) {
-    nn::encoder_layer_backward(application(k), f, application_input(s, r, k), b.B, b.T, drop,
-                               s.layers[static_cast<size_t>(k)], s.d_hidden.data(), s.d_hidden_next.data(), s.scratch);
+    const nn::EncoderLayerSaved<T>& sv =
+        s.applications.for_backward(k, [&](int j, const T* in, nn::EncoderLayerSaved<T>& w) {
+          nn::encoder_layer_forward(application(j), f, in, b.attention_mask.data(), b.B, b.T, drop, w);
+        });
+    nn::encoder_layer_backward(application(k), f, s.applications.input(k), b.B, b.T, drop, sv, s.d_hidden.data(),
+                               s.d_hidden_next.data(), s.scratch);
     std::swap(s.d_hidden, s.d_hidden_next);
     // A group's gradients are final after its last use in backward: its first repeat's first layer.
     const int repeat = k / inner();
@@ -314,19 +311,12 @@ const T* AlbertModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Un
 }
 
 template <typename T>
-size_t AlbertModel<T>::activation_values(int B, int T_) const {
+typename Model<T>::ActivationTerms AlbertModel<T>::activation_terms(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
-  const size_t N = static_cast<size_t>(B) * T_, H = c.hidden_size, E = c.embedding_size, F = c.intermediate_size;
-  const size_t NH = N * H, NF = N * F, NE = N * E;
-  const size_t per_application = 3 * NH                                         // qkv
-                                 + static_cast<size_t>(B) * c.num_heads * T_ * T_  // attention probabilities
-                                 + NH                                           // context
-                                 + 4 * NH                                       // LN1 in/out, LN2 in/out
-                                 + 2 * NF                                       // FFN pre-activation and activation
-                                 + 4 * N;                                       // LayerNorm statistics
+  const size_t N = static_cast<size_t>(B) * T_, H = c.hidden_size, E = c.embedding_size;
+  const size_t NH = N * H, NE = N * E;
   size_t acts = 2 * NE + 2 * N  // embeddings: sum, output, LayerNorm statistics
-                + NH            // embedding_hidden_mapping_in output
-                + per_application * applications_.size();
+                + NH;           // embedding_hidden_mapping_in output
   const size_t pooled = 3 * static_cast<size_t>(B) * H + static_cast<size_t>(B) * c.num_labels;
   switch (c.task) {
     case Task::SequenceClassification: acts += pooled; break;
@@ -336,7 +326,8 @@ size_t AlbertModel<T>::activation_values(int B, int T_) const {
     case Task::QuestionAnswering: acts += 4 * N; break;
     default: break;
   }
-  return acts;
+  return {acts, nn::EncoderLayerSaved<T>::values(N, H, c.intermediate_size, B, c.num_heads, T_), NH,
+          static_cast<int>(applications_.size())};
 }
 
 template <typename T>

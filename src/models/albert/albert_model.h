@@ -13,6 +13,7 @@
 
 #include "models/encoder_heads.h"
 #include "models/model.h"
+#include "nn/block_activations.h"
 #include "nn/embeddings.h"
 #include "nn/encoder_layer.h"
 
@@ -20,12 +21,15 @@ namespace strata {
 
 template <typename T>
 struct AlbertState : ModelState {
+  explicit AlbertState(const nn::ActivationPolicy& policy = {}) : applications(policy) {}
+  size_t offload_pool_bytes() const override { return applications.offload_pool_bytes(); }
+
   Buffer<T> input;  // the hidden state entering a range that starts past the embeddings
   std::vector<int32_t> position_ids;
   nn::EmbeddingsSaved<T> embeddings;  // width E
   Buffer<T> mapped;                   // embedding_hidden_mapping_in output [N, H]: unit 0's output
-  // One per layer application (num_hidden_layers * inner_group_num); infer() uses two in turn.
-  std::vector<nn::EncoderLayerSaved<T>> layers;
+  // One block per layer application (num_hidden_layers * inner_group_num).
+  nn::BlockActivations<T, nn::EncoderLayerSaved<T>> applications;
   const T* last_hidden = nullptr;
   EncoderHeadState<T> head;  // the task head; for pretraining the MLM head
   EncoderHeadState<T> sop;   // pretraining: sentence-order head on the pooled output
@@ -41,7 +45,6 @@ class AlbertModel final : public Model<T> {
 
   int num_blocks() const override { return this->cfg_.num_layers; }
   std::vector<size_t> unit_parameters(int u) const override;
-  std::unique_ptr<ModelState> new_state() const override { return std::make_unique<AlbertState<T>>(); }
   const T* forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                    ModelState& state) const override;
   // Pretraining: MLM mean + SOP mean as HF (see the .cpp for a global norm).
@@ -50,19 +53,21 @@ class AlbertModel final : public Model<T> {
                     const GradsFinalHook& grads_final = {}) override;
   std::vector<HeadOutput<T>> head_outputs(const Batch& b, const ModelState& state) const override;
   const T* infer(const Batch& b, ModelState& state) const override;
-  size_t activation_values(int B, int T_) const override;
+  typename Model<T>::ActivationTerms activation_terms(int B, int T_) const override;
   size_t scratch_values(int B, int T_) const override;
   using Model<T>::forward;
   using Model<T>::backward;
 
  private:
+  std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& p) const override {
+    return std::make_unique<AlbertState<T>>(p);
+  }
   void build();
   int inner() const { return this->cfg_.inner_group_num; }
   int group_of_repeat(int i) const { return i / (this->cfg_.num_layers / this->cfg_.num_hidden_groups); }
   // The layer spec of application k (repeat k / inner, layer k % inner of its group), with
   // dropout streams of that application.
   const nn::EncoderLayerSpec& application(int k) const { return applications_[static_cast<size_t>(k)]; }
-  const T* application_input(const AlbertState<T>& s, UnitRange r, int k) const;
 
   nn::EmbeddingsSpec embeddings_{};
   nn::LinearSpec mapping_in_{};

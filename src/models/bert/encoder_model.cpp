@@ -191,12 +191,6 @@ void EncoderModel<T>::compute_position_ids(const Batch& b, std::vector<int32_t>&
 }
 
 template <typename T>
-const T* EncoderModel<T>::block_input(const EncoderState<T>& s, UnitRange r, int i) const {
-  if (i + 1 == r.begin) return s.input.data();
-  return i == 0 ? s.embeddings.out.data() : s.layers[static_cast<size_t>(i) - 1].out.data();
-}
-
-template <typename T>
 const T* EncoderModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                                   ModelState& state) const {
   auto& s = static_cast<EncoderState<T>&>(state);
@@ -210,13 +204,12 @@ const T* EncoderModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Un
     s.input.resize(static_cast<size_t>(N) * this->cfg_.hidden_size);
     std::copy_n(input, s.input.size(), s.input.data());
   }
-  s.layers.resize(static_cast<size_t>(L));
-  const T* x = r.begin == 0 ? s.embeddings.out.data() : s.input.data();
-  for (int i = std::max(r.begin, 1) - 1; i < std::min(r.end - 1, L); ++i) {
-    nn::encoder_layer_forward(layers_[i], f, block_input(s, r, i), b.attention_mask.data(), b.B, b.T, drop,
-                              s.layers[i]);
-    x = s.layers[i].out.data();
-  }
+  const T* x = s.blocks.forward(std::max(r.begin, 1) - 1, std::min(r.end - 1, L),
+                                 r.begin == 0 ? s.embeddings.out.data() : s.input.data(),
+                                 [&](int i, const T* in, nn::EncoderLayerSaved<T>& sv) {
+                                   nn::encoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T,
+                                                             drop, sv);
+                                 });
   if (!r.contains(this->head_unit())) return x;
   s.last_hidden = x;
   if (this->cfg_.task == Task::Base) return x;
@@ -232,11 +225,10 @@ const T* EncoderModel<T>::infer(const Batch& b, ModelState& state) const {
   compute_position_ids(b, s.position_ids);
   nn::embeddings_forward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N,
                          no_dropout, s.embeddings);
-  // Two layer slots in turn: block i reads slot (i-1)%2 and writes slot i%2.
-  if (s.layers.size() < 2) s.layers.resize(2);
+  // Two block slots in turn: block i reads slot (i-1)%2 and writes slot i%2.
   const T* x = s.embeddings.out.data();
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    nn::EncoderLayerSaved<T>& slot = s.layers[i % 2];
+  for (int i = 0; i < num_blocks(); ++i) {
+    nn::EncoderLayerSaved<T>& slot = s.blocks.inference_slot(i);
     nn::encoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot);
     x = slot.out.data();
   }
@@ -277,7 +269,10 @@ const T* EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, U
     std::copy_n(d_output, NC, s.d_hidden.data());
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
-    nn::encoder_layer_backward(layers_[i], f, block_input(s, r, i), b.B, b.T, drop, s.layers[i], s.d_hidden.data(),
+    const nn::EncoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::EncoderLayerSaved<T>& w) {
+      nn::encoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w);
+    });
+    nn::encoder_layer_backward(layers_[i], f, s.blocks.input(i), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);
     std::swap(s.d_hidden, s.d_hidden_next);
     final_from(layers_[i].qkv.w);
@@ -290,17 +285,10 @@ const T* EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, U
 }
 
 template <typename T>
-size_t EncoderModel<T>::activation_values(int B, int T_) const {
+typename Model<T>::ActivationTerms EncoderModel<T>::activation_terms(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
-  const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size, F = c.intermediate_size;
-  const size_t NC = N * C, NF = N * F;
-  const size_t per_layer = 3 * NC                                     // qkv
-                           + static_cast<size_t>(B) * c.num_heads * T_ * T_  // attention probabilities
-                           + NC                                       // context
-                           + 4 * NC                                   // LN1 in/out, LN2 in/out
-                           + 2 * NF                                   // FFN pre-activation and activation
-                           + 4 * N;                                   // LayerNorm statistics
-  size_t acts = 2 * NC + 2 * N + per_layer * c.num_layers;            // embeddings
+  const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size, NC = N * C;
+  size_t acts = 2 * NC + 2 * N;  // embeddings: sum, output, LayerNorm statistics
   switch (c.task) {
     case Task::SequenceClassification: acts += 3 * static_cast<size_t>(B) * C + static_cast<size_t>(B) * c.num_labels; break;
     case Task::MaskedLM: acts += 3 * NC + 2 * N + N * c.vocab_size; break;
@@ -308,7 +296,7 @@ size_t EncoderModel<T>::activation_values(int B, int T_) const {
     case Task::QuestionAnswering: acts += 4 * N; break;
     default: break;
   }
-  return acts;
+  return {acts, nn::EncoderLayerSaved<T>::values(N, C, c.intermediate_size, B, c.num_heads, T_), NC, num_blocks()};
 }
 
 template <typename T>

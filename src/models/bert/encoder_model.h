@@ -6,6 +6,7 @@
 
 #include "models/encoder_heads.h"
 #include "models/model.h"
+#include "nn/block_activations.h"
 #include "nn/embeddings.h"
 #include "nn/encoder_layer.h"
 
@@ -13,11 +14,14 @@ namespace strata {
 
 template <typename T>
 struct EncoderState : ModelState {
+  explicit EncoderState(const nn::ActivationPolicy& policy = {}) : blocks(policy) {}
+  size_t offload_pool_bytes() const override { return blocks.offload_pool_bytes(); }
+
   Buffer<T> input;  // the hidden state entering a range that starts past the embeddings
   std::vector<int32_t> position_ids;
   nn::EmbeddingsSaved<T> embeddings;
-  std::vector<nn::EncoderLayerSaved<T>> layers;  // per block; infer() uses the first two in turn
-  const T* last_hidden = nullptr;                // input of the head in the last forward
+  nn::BlockActivations<T, nn::EncoderLayerSaved<T>> blocks;
+  const T* last_hidden = nullptr;  // input of the head in the last forward
   EncoderHeadState<T> head;
   // backward scratch, reused across steps
   nn::EncoderLayerScratch<T> scratch;
@@ -31,7 +35,6 @@ class EncoderModel final : public Model<T> {
 
   int num_blocks() const override { return static_cast<int>(layers_.size()); }
   std::vector<size_t> unit_parameters(int u) const override;
-  std::unique_ptr<ModelState> new_state() const override { return std::make_unique<EncoderState<T>>(); }
   const T* forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                    ModelState& state) const override;
   LossResult loss(const Batch& b, ModelState& state, double norm = 0) const override;
@@ -39,16 +42,17 @@ class EncoderModel final : public Model<T> {
                     const GradsFinalHook& grads_final = {}) override;
   std::vector<HeadOutput<T>> head_outputs(const Batch& b, const ModelState& state) const override;
   const T* infer(const Batch& b, ModelState& state) const override;
-  size_t activation_values(int B, int T_) const override;
+  typename Model<T>::ActivationTerms activation_terms(int B, int T_) const override;
   size_t scratch_values(int B, int T_) const override;
   using Model<T>::forward;
   using Model<T>::backward;
 
  private:
+  std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& p) const override {
+    return std::make_unique<EncoderState<T>>(p);
+  }
   void build();
   void compute_position_ids(const Batch& b, std::vector<int32_t>& out) const;
-  // The hidden state block i reads in a forward over r.
-  const T* block_input(const EncoderState<T>& s, UnitRange r, int i) const;
 
   nn::EmbeddingsSpec embeddings_{};
   std::vector<nn::EncoderLayerSpec> layers_;

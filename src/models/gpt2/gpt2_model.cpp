@@ -92,12 +92,6 @@ void Gpt2Model<T>::build() {
 }
 
 template <typename T>
-const T* Gpt2Model<T>::block_input(const Gpt2State<T>& s, UnitRange r, int i) const {
-  if (i + 1 == r.begin) return s.input.data();
-  return i == 0 ? s.embeddings.data() : s.layers[static_cast<size_t>(i) - 1].out.data();
-}
-
-template <typename T>
 void Gpt2Model<T>::embed(const Batch& b, const nn::DropoutCtx& drop, Gpt2State<T>& s) const {
   const int N = b.B * b.T, C = this->cfg_.hidden_size;
   // HF with an attention_mask and no position_ids uses arange(T) for every row.
@@ -175,13 +169,12 @@ const T* Gpt2Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
     s.input.resize(static_cast<size_t>(N) * this->cfg_.hidden_size);
     std::copy_n(input, s.input.size(), s.input.data());
   }
-  s.layers.resize(static_cast<size_t>(L));
-  const T* x = r.begin == 0 ? s.embeddings.data() : s.input.data();
-  for (int i = std::max(r.begin, 1) - 1; i < std::min(r.end - 1, L); ++i) {
-    nn::decoder_layer_forward(layers_[i], f, block_input(s, r, i), b.attention_mask.data(), b.B, b.T, drop,
-                              s.layers[i]);
-    x = s.layers[i].out.data();
-  }
+  const T* x = s.blocks.forward(std::max(r.begin, 1) - 1, std::min(r.end - 1, L),
+                                 r.begin == 0 ? s.embeddings.data() : s.input.data(),
+                                 [&](int i, const T* in, nn::DecoderLayerSaved<T>& sv) {
+                                   nn::decoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T,
+                                                             drop, sv);
+                                 });
   if (!r.contains(this->head_unit())) return x;
   return head_forward(b, drop, x, s);
 }
@@ -192,11 +185,10 @@ const T* Gpt2Model<T>::infer(const Batch& b, ModelState& state) const {
   const nn::Flat<T> f{this->params_.data(), nullptr};
   const nn::DropoutCtx no_dropout{false, 0};
   embed(b, no_dropout, s);
-  // Two layer slots in turn: block i reads slot (i-1)%2 and writes slot i%2.
-  if (s.layers.size() < 2) s.layers.resize(2);
+  // Two block slots in turn: block i reads slot (i-1)%2 and writes slot i%2.
   const T* x = s.embeddings.data();
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    nn::DecoderLayerSaved<T>& slot = s.layers[i % 2];
+  for (int i = 0; i < num_blocks(); ++i) {
+    nn::DecoderLayerSaved<T>& slot = s.blocks.inference_slot(i);
     nn::decoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot);
     x = slot.out.data();
   }
@@ -292,7 +284,10 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
     std::copy_n(d_output, NC, s.d_hidden.data());
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
-    nn::decoder_layer_backward(layers_[i], f, block_input(s, r, i), b.B, b.T, drop, s.layers[i], s.d_hidden.data(),
+    const nn::DecoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::DecoderLayerSaved<T>& w) {
+      nn::decoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w);
+    });
+    nn::decoder_layer_backward(layers_[i], f, s.blocks.input(i), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);
     std::swap(s.d_hidden, s.d_hidden_next);
     final_from(layers_[i].ln_1.gamma);
@@ -307,19 +302,18 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
 }
 
 template <typename T>
-size_t Gpt2Model<T>::activation_values(int B, int T_) const {
+typename Model<T>::ActivationTerms Gpt2Model<T>::activation_terms(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
   const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size;
-  const size_t per_layer = nn::DecoderLayerSaved<T>::values(N, C, c.intermediate_size, B, c.num_heads, T_);
-  size_t acts = N * C + per_layer * c.num_layers  // embeddings, blocks
-                + N * C + 2 * N;                  // ln_f output and statistics
+  size_t acts = N * C            // embeddings
+                + N * C + 2 * N;  // ln_f output and statistics
   switch (c.task) {
     case Task::CausalLM: acts += N * c.vocab_size; break;
     case Task::SequenceClassification: acts += static_cast<size_t>(B) * (C + c.num_labels); break;
     case Task::TokenClassification: acts += N * c.num_labels + (c.classifier_dropout > 0 ? N * C : 0); break;
     default: break;
   }
-  return acts;
+  return {acts, nn::DecoderLayerSaved<T>::values(N, C, c.intermediate_size, B, c.num_heads, T_), N * C, num_blocks()};
 }
 
 template <typename T>

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/model.h"
+#include "nn/block_activations.h"
 #include "nn/decoder_layer.h"
 #include "nn/heads.h"
 
@@ -20,11 +21,14 @@ class Gpt2Decoder;
 
 template <typename T>
 struct Gpt2State : ModelState {
+  explicit Gpt2State(const nn::ActivationPolicy& policy = {}) : blocks(policy) {}
+  size_t offload_pool_bytes() const override { return blocks.offload_pool_bytes(); }
+
   Buffer<T> input;  // the hidden state entering a range that starts past the embeddings
   std::vector<int32_t> position_ids;
-  Buffer<T> embeddings;                         // [N, C] after embd dropout
-  std::vector<nn::DecoderLayerSaved<T>> layers;  // per block; infer() uses the first two in turn
-  const T* last_hidden = nullptr;               // input of the head unit (ln_f) in the last forward
+  Buffer<T> embeddings;  // [N, C] after embd dropout
+  nn::BlockActivations<T, nn::DecoderLayerSaved<T>> blocks;
+  const T* last_hidden = nullptr;  // input of the head unit (ln_f) in the last forward
   // head unit
   Buffer<T> final_hidden, final_mean, final_rstd;  // ln_f output [N, C] and stats
   std::vector<int> last_token;                     // sequence classification: the pooled position per row
@@ -43,7 +47,6 @@ class Gpt2Model final : public Model<T> {
 
   int num_blocks() const override { return static_cast<int>(layers_.size()); }
   std::vector<size_t> unit_parameters(int u) const override { return unit_params_.at(static_cast<size_t>(u)); }
-  std::unique_ptr<ModelState> new_state() const override { return std::make_unique<Gpt2State<T>>(); }
   const T* forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                    ModelState& state) const override;
   LossResult loss(const Batch& b, ModelState& state, double norm = 0) const override;
@@ -52,7 +55,7 @@ class Gpt2Model final : public Model<T> {
   std::vector<HeadOutput<T>> head_outputs(const Batch& b, const ModelState& state) const override;
   const T* infer(const Batch& b, ModelState& state) const override;
   std::unique_ptr<CausalDecoder<T>> new_cached_decoder() const override;  // causal LM only
-  size_t activation_values(int B, int T_) const override;
+  typename Model<T>::ActivationTerms activation_terms(int B, int T_) const override;
   size_t scratch_values(int B, int T_) const override;
   using Model<T>::forward;
   using Model<T>::backward;
@@ -60,11 +63,13 @@ class Gpt2Model final : public Model<T> {
  private:
   template <typename>
   friend class Gpt2Decoder;  // reads the layer specs below
+  std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& p) const override {
+    return std::make_unique<Gpt2State<T>>(p);
+  }
   void build();
   nn::LinearSpec add_conv1d(const std::string& name, int in, int out, double std = -1);
   void embed(const Batch& b, const nn::DropoutCtx& drop, Gpt2State<T>& s) const;
   const T* head_forward(const Batch& b, const nn::DropoutCtx& drop, const T* h, Gpt2State<T>& s) const;
-  const T* block_input(const Gpt2State<T>& s, UnitRange r, int i) const;
 
   size_t wte_ = 0, wpe_ = 0;
   std::vector<nn::DecoderLayerSpec> layers_;

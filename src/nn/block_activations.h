@@ -1,0 +1,177 @@
+// What a model state keeps for its transformer blocks between forward and backward, under an
+// ActivationPolicy: one generic mechanism for every architecture, over any range of blocks.
+//
+// Each block i has a *record*: its input (the previous block's output; the first block of the
+// range reads the caller's buffer) and its Saved (what its backward reads besides the input).
+// The block's output goes straight into the next record's input, so dropping or moving a
+// record never loses a boundary:
+//   - kept:         the record stays in memory (records_[i]);
+//   - checkpointed: forward runs in a workspace whose saved state is overwritten by the next
+//                   checkpointed block, and only the input is kept; backward first reruns the
+//                   forward from that input (same dropout masks) in the workspace;
+//   - offloaded:    records live in a ring of two slots; after block i's forward a helper
+//                   thread copies record i to the pool and block i+2 reuses the slot; in
+//                   backward, block i's record is fetched back while block i+1's backward runs.
+//                   The last two records of a range never leave the ring.
+// Offloading a checkpointed block moves its input only.
+//
+// Saved must have a Buffer<T> `out` (the block's output, unused by backward) and
+// `for_backward()`, the list of every other buffer.
+#pragma once
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "nn/activation_policy.h"
+#include "tensor/buffer.h"
+#include "tensor/file_pool.h"
+#include "util/serial_worker.h"
+
+namespace strata::nn {
+
+template <typename T, typename Saved>
+class BlockActivations {
+ public:
+  explicit BlockActivations(ActivationPolicy policy = {}) : policy_(std::move(policy)) {}
+
+  // Forward over blocks [first, end): fn(i, x, saved) runs block i from its input x. Block
+  // `first` reads `input`, which the caller keeps unchanged until that block's backward is
+  // done. Returns the last block's output (`input` when the range has no block).
+  template <typename Fn>
+  const T* forward(int first, int end, const T* input, Fn&& fn) {
+    if (first >= end) return input;
+    begin_forward(first, end, input);
+    for (int i = first; i < end; ++i) forward_block(i, fn);
+    return out_.data();
+  }
+
+  const T* input(int i) const { return i == first_ ? first_input_ : record(i).input.data(); }
+
+  // The saved state for block i's backward (blocks in reverse order): fetched from the pool
+  // if offloaded, recomputed with fn(i, x, saved) (the forward's fn) if checkpointed. Valid
+  // until the next call.
+  template <typename Fn>
+  const Saved& for_backward(int i, Fn&& fn) {
+    if (policy_.offload) {
+      if (offloaded(i)) worker_->wait(pending_[slot(i)]);
+      // Prefetch block i-1's record into the other slot (block i+1 is done with it) while
+      // block i's backward runs.
+      if (i - 1 >= first_ && offloaded(i - 1)) pending_[slot(i - 1)] = fetch(i - 1);
+    }
+    if (!policy_.checkpointed(i)) return record(i).saved;
+    fn(i, input(i), work_);
+    return work_;
+  }
+
+  // Inference runs blocks through these two in turn (j = 0, 1, 2, ...), chosen among what
+  // training allocates: the recompute workspace if there is one, and record 1 (record 0 too
+  // without checkpointing). It overwrites the records of a forward whose backward has not run.
+  Saved& inference_slot(int j) {
+    if (records_.size() < 2) records_.resize(2);
+    if (j % 2) return records_[1].saved;
+    return policy_.checkpoint_every > 0 ? work_ : records_[0].saved;
+  }
+
+  // The most the offload pool has held in one pass.
+  size_t offload_pool_bytes() const { return pool_ ? pool_->peak_bytes() : 0; }
+
+ private:
+  struct Record {
+    Buffer<T> input;
+    Saved saved;
+  };
+  struct Region {  // one record in the pool: per buffer of record_buffers(), its place and size
+    std::vector<std::byte*> at;
+    std::vector<size_t> sizes;
+  };
+
+  void begin_forward(int first, int end, const T* input) {
+    if (worker_) worker_->wait_all();  // copies of an earlier pass that never ran backward
+    first_ = first;
+    end_ = end;
+    first_input_ = input;
+    records_.resize(static_cast<size_t>(std::max(2, policy_.offload ? 2 : end - first)));
+    if (!policy_.offload) return;
+    if (!pool_) {
+      pool_ = std::make_unique<FileBackedPool>(policy_.offload_dir);
+      worker_ = std::make_unique<SerialWorker>();
+    }
+    pool_->clear();
+    regions_.assign(static_cast<size_t>(end - first), Region{});
+    pending_[0] = pending_[1] = 0;
+  }
+
+  // Block i's forward, keeping what the policy keeps.
+  template <typename Fn>
+  void forward_block(int i, Fn& fn) {
+    Saved& t = target(i);
+    // The hand-off buffer is lent as the block's output, so the output is written in place
+    // and then handed to the next record (or kept as the range's output) without a copy.
+    std::swap(t.out, handoff_);
+    fn(i, input(i), t);
+    std::swap(t.out, handoff_);
+    if (i + 1 < end_) {
+      if (policy_.offload) worker_->wait(pending_[slot(i + 1)]);  // the slot's last record is in the pool
+      std::swap(record(i + 1).input, handoff_);
+    } else {
+      std::swap(out_, handoff_);
+    }
+    if (offloaded(i)) pending_[slot(i)] = copy_out(i);
+  }
+
+  bool offloaded(int i) const { return policy_.offload && i + 2 < end_; }
+  size_t slot(int i) const { return static_cast<size_t>(i - first_) % 2; }
+  Record& record(int i) { return records_[policy_.offload ? slot(i) : static_cast<size_t>(i - first_)]; }
+  const Record& record(int i) const { return const_cast<BlockActivations*>(this)->record(i); }
+  Saved& target(int i) { return policy_.checkpointed(i) ? work_ : record(i).saved; }
+
+  // What record i holds: its input unless it is the range's first, and its saved state
+  // unless it is recomputed.
+  std::vector<Buffer<T>*> record_buffers(int i) {
+    std::vector<Buffer<T>*> bufs;
+    if (i > first_) bufs.push_back(&record(i).input);
+    if (!policy_.checkpointed(i))
+      for (Buffer<T>* b : record(i).saved.for_backward()) bufs.push_back(b);
+    return bufs;
+  }
+
+  SerialWorker::Ticket copy_out(int i) {
+    Region& r = regions_[static_cast<size_t>(i - first_)];
+    std::vector<Buffer<T>*> bufs = record_buffers(i);
+    r.at.clear();
+    r.sizes.clear();
+    for (const Buffer<T>* b : bufs) {  // each buffer page-aligned: the pool drops whole pages
+      r.at.push_back(pool_->allocate(b->size() * sizeof(T)));
+      r.sizes.push_back(b->size());
+    }
+    return worker_->submit([bufs = std::move(bufs), &r] {
+      for (size_t k = 0; k < bufs.size(); ++k) FileBackedPool::store(r.at[k], bufs[k]->data(), r.sizes[k] * sizeof(T));
+    });
+  }
+
+  SerialWorker::Ticket fetch(int i) {
+    const Region& r = regions_[static_cast<size_t>(i - first_)];
+    return worker_->submit([bufs = record_buffers(i), &r] {
+      for (size_t k = 0; k < bufs.size(); ++k) {
+        bufs[k]->resize(r.sizes[k]);
+        FileBackedPool::load(bufs[k]->data(), r.at[k], r.sizes[k] * sizeof(T));
+      }
+    });
+  }
+
+  ActivationPolicy policy_;
+  int first_ = 0, end_ = 0;
+  const T* first_input_ = nullptr;
+  std::vector<Record> records_;  // per block of the range; with offloading, the ring of two
+  Saved work_;                   // checkpointed blocks run here
+  Buffer<T> handoff_, out_;
+  // offloading
+  std::unique_ptr<FileBackedPool> pool_;
+  std::vector<Region> regions_;  // per block of the range
+  SerialWorker::Ticket pending_[2] = {0, 0};  // the last copy into or out of each ring slot
+  std::unique_ptr<SerialWorker> worker_;      // last: its jobs use the members above, so it stops first
+};
+
+}  // namespace strata::nn

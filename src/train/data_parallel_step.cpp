@@ -1,0 +1,94 @@
+#include "train/data_parallel_step.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/ops.h"
+#include "tensor/resident_memory.h"
+#include "util/error.h"
+
+namespace strata {
+
+DataParallelStep::DataParallelStep(dist::Communicator* comm, Model<float>& model, int zero_stage, double bucket_cap_mb)
+    : DataParallelStep(comm, model, 0, model.grads().size(), zero_stage, bucket_cap_mb) {}
+
+DataParallelStep::DataParallelStep(dist::Communicator* comm, Model<float>& model, size_t begin, size_t end,
+                                   int zero_stage, double bucket_cap_mb)
+    : comm_(comm && comm->size() > 1 ? comm : nullptr),
+      model_(model),
+      begin_(begin),
+      end_(end),
+      stage_(zero_stage),
+      shards_(end - begin, comm_ ? comm_->size() : 1) {
+  STRATA_CHECK(zero_stage >= 0 && zero_stage <= 2, "ZeRO stage ", zero_stage, " is not 0, 1 or 2");
+  STRATA_CHECK(begin <= end && end <= model.grads().size(), "data-parallel window ", begin, "..", end, " of ",
+               model.grads().size(), " values");
+  if (!comm_ || begin == end) return;
+  const auto cap = static_cast<size_t>(bucket_cap_mb * 1024 * 1024 / sizeof(float));
+  float* g = model_.grads().data();
+  reducer_ = std::make_unique<dist::GradientReducer>(*comm_, g + begin_, end_ - begin_, cap,
+                                                     stage_ > 0 ? &shards_ : nullptr, stage_ == 2);
+  if (stage_ == 2) {  // from now on only the owned slice of the gradients is ever non-zero here
+    zero_and_release(g + begin_, (owned_begin() - begin_) * sizeof(float));
+    zero_and_release(g + owned_end(), (end_ - owned_end()) * sizeof(float));
+  }
+}
+
+size_t DataParallelStep::owned_begin() const { return begin_ + (sharded() ? shards_.begin(comm_->rank()) : 0); }
+size_t DataParallelStep::owned_end() const { return sharded() ? begin_ + shards_.end(comm_->rank()) : end_; }
+
+void DataParallelStep::zero_grads() {
+  float* g = model_.grads().data();
+  // ZeRO-2: the rest was zeroed (and released) when its buckets were reduced.
+  if (stage_ == 2 && comm_)
+    std::fill(g + owned_begin(), g + owned_end(), 0.0f);
+  else
+    std::fill(g + begin_, g + end_, 0.0f);
+}
+
+void DataParallelStep::begin_micro(int i, int n) {
+  if (reduces(i, n)) reducer_->begin_step();
+}
+
+GradsFinalHook DataParallelStep::hook(int i, int n) {
+  if (!reduces(i, n)) return {};
+  return [this](size_t offset) {
+    if (offset >= end_) return;  // nothing of the window
+    if (stage_ == 2) sample_gradient_residency();  // before the bucket is released: the local peak
+    reducer_->grads_final_from(std::max(offset, begin_) - begin_);
+  };
+}
+
+void DataParallelStep::end_micro(int i, int n) {
+  sample_gradient_residency();
+  if (reduces(i, n)) reducer_->finish_step();
+}
+
+void DataParallelStep::sample_gradient_residency() {
+  const float* g = model_.grads().data();
+  peak_grad_bytes_ = std::max(peak_grad_bytes_, resident_bytes(g + begin_, (end_ - begin_) * sizeof(float)));
+}
+
+double DataParallelStep::clip(double max_norm, dist::Communicator* stages) {
+  float* g = model_.grads().data() + owned_begin();
+  const size_t n = owned_end() - owned_begin();
+  double sq = kernels::sum_squares(g, n);
+  // Each slice (and each stage's window) holds its part of the sum.
+  if (sharded()) comm_->all_reduce_sum(&sq, 1, "gradient norm");
+  if (stages && stages->size() > 1) stages->all_reduce_sum(&sq, 1, "gradient norm over stages");
+  const double norm = std::sqrt(sq);
+  if (max_norm > 0) {
+    const double coef = max_norm / (norm + 1e-6);
+    if (coef < 1) kernels::scale(g, n, static_cast<float>(coef));
+  }
+  return norm;
+}
+
+void DataParallelStep::update(Optimizer<float>& opt, double lr) {
+  STRATA_CHECK(opt.begin() == owned_begin() && opt.end() == owned_end(), "the optimizer owns ", opt.begin(), "..",
+               opt.end(), ", this rank's slice is ", owned_begin(), "..", owned_end());
+  opt.step(model_.params().data(), model_.grads().data(), lr);
+  if (sharded()) comm_->all_gather_v(model_.params().data() + begin_, shards_.sizes(), "updated parameters");
+}
+
+}  // namespace strata

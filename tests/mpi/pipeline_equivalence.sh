@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Pipeline parallelism reproduces the single process, for BERT (masked LM: the decoder is tied
+# to the word embeddings) or GPT-2 (causal LM: lm_head is tied to wte), both 4 layers: 5 steps
+# of 2 accumulated batches of 12 rows, no dropout, weight decay on, clipping active
+# (max_grad_norm 0.25), small buckets, and an evaluation through the pipeline at the end. Runs:
+#   pp2 (1F1B, 4 micro-batches), pp2 simple (GPipe, 2), pp3 both schedules (3 micro-batches),
+#   pp3 with every 2nd block checkpointed and the rest offloaded, pp2 x dp2, pp2 x dp2 x ZeRO-1
+#   (spread placement), pp3 x dp2 x ZeRO-2 (6 ranks),
+# then checkpoints across layouts: saved at step 3 by pp2, resumed by one process and by
+# pp3 x dp2 x ZeRO-1; saved by one process, resumed by pp2. Every run must log the single
+# process's losses and gradient norms and end with its parameters and evaluation loss. Also
+# checked: the saved model is one HF directory, the optimizer state is per stage (the stages'
+# slices add up to the single process's state, and a stage's resident parameters are less than
+# the whole model), the checkpoint's layout record, and the bubble summary.
+#   pipeline_equivalence.sh STRATA_BINARY SOURCE_DIR bert|gpt2
+set -euo pipefail
+STRATA=${1:?usage: pipeline_equivalence.sh STRATA_BINARY SOURCE_DIR bert|gpt2}
+SRC=${2:?}
+FAMILY=${3:?}
+WORK=$(mktemp -d)
+trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
+echo "work dir: $WORK"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+
+mkdir -p "$WORK/model"
+if [[ $FAMILY == bert ]]; then
+  cat > "$WORK/model/config.json" <<'JSON'
+{"model_type": "bert", "architectures": ["BertForMaskedLM"], "vocab_size": 8000, "hidden_size": 32,
+ "num_hidden_layers": 4, "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 64,
+ "pad_token_id": 3, "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+JSON
+  DATA="tokenizer_name: $SRC/examples/spam/bert-small
+line_by_line: true
+max_seq_length: 16"
+else
+  cat > "$WORK/model/config.json" <<'JSON'
+{"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 8000, "n_embd": 32,
+ "n_layer": 4, "n_head": 2, "n_positions": 64, "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0}
+JSON
+  DATA="tokenizer_name: $SRC/examples/tokenizers/bpe-8k
+block_size: 16"
+fi
+python3 - "$WORK" <<'PY'
+import sys, random
+random.seed(0)
+words = "win money now click free offer meeting notes monday lunch project report cash prize".split()
+with open(f"{sys.argv[1]}/train.txt", "w") as txt:
+    for i in range(110):
+        spam = i % 3 == 0
+        txt.write(" ".join(random.choice(words[:7] if spam else words[7:]) for _ in range(random.randint(3, 12))) + "\n")
+PY
+
+# name, ranks (unused), per-device batch, extra YAML
+job() {
+  cat > "$WORK/$1.yaml" <<YAML
+model_name_or_path: $WORK/model
+$DATA
+train_file: $WORK/train.txt
+validation_split_percentage: 10
+per_device_eval_batch_size: 4
+output_dir: $WORK/$1
+per_device_train_batch_size: $3
+gradient_accumulation_steps: 2
+max_steps: 5
+logging_steps: 1
+eval_strategy: steps
+eval_steps: 5
+learning_rate: 3.0e-3
+weight_decay: 0.01
+max_grad_norm: 0.25
+warmup_steps: 2
+save_strategy: "no"
+ddp_bucket_cap_mb: 0.1
+num_threads: 1
+seed: 7
+$4
+YAML
+}
+# run, resume
+source "$(dirname "$0")/train_runs.sh"
+pipe() {  # partitions, microbatches, schedule, [more parameters]
+  echo "distribution:
+  smdistributed:
+    modelparallel:
+      enabled: true
+      parameters: {partitions: $1, microbatches: $2, pipeline: $3, ddp: true${4:-}}
+  mpi: {enabled: true}"
+}
+
+job single 1 12 ""
+run single 1
+job pp2 2 12 "$(pipe 2 4 interleaved)"
+run pp2 2
+job pp2_simple 2 12 "$(pipe 2 2 simple)"
+run pp2_simple 2
+job pp3 3 12 "$(pipe 3 3 interleaved)"
+run pp3 3
+job pp3_simple 3 12 "$(pipe 3 3 simple)"
+run pp3_simple 3
+job pp2_dp2 4 6 "$(pipe 2 2 interleaved)"
+run pp2_dp2 4
+job pp2_dp2_z1 4 6 "$(pipe 2 3 interleaved ', shard_optimizer_state: true, placement_strategy: spread')"
+run pp2_dp2_z1 4
+job pp3_ckpt 3 12 "$(pipe 3 3 interleaved ', activation_checkpointing: 2, offload_activations: true')"
+run pp3_ckpt 3
+job pp3_dp2_z2 6 6 "$(pipe 3 2 simple)
+deepspeed: {zero_optimization: {stage: 2}}"
+run pp3_dp2_z2 6
+grep -q "pipeline: 3 stages" "$WORK/pp3.log" || { echo "FAILED: no stage table in the log"; exit 1; }
+grep -q "pipeline bubble: stages idle .* of the pipeline phase of a step" "$WORK/pp2.log" \
+  || { echo "FAILED: no bubble summary"; exit 1; }
+
+# Checkpoints across layouts.
+job save_pp2 2 12 "$(pipe 2 2 interleaved)
+save_strategy: steps
+save_steps: 3"
+run save_pp2 2
+job save_single 1 12 "save_strategy: steps
+save_steps: 3"
+run save_single 1
+resume r_single 1 12 "$WORK/save_pp2/checkpoint-3" ""
+resume r_pp3_dp2_z1 6 6 "$WORK/save_pp2/checkpoint-3" "$(pipe 3 3 interleaved ', shard_optimizer_state: true')"
+resume r_pp2 2 12 "$WORK/save_single/checkpoint-3" "$(pipe 2 4 simple)"
+grep -q "resumed from .*checkpoint-3 at step 3" "$WORK/r_pp3_dp2_z1.log" || { echo "FAILED: no resume"; exit 1; }
+
+PYTHONPATH="$(dirname "$0")" python3 - "$WORK" <<'PY'
+import json, os, re, sys
+from safetensors_f32 import read as tensors
+work = sys.argv[1]
+def log(name):
+    rows = [json.loads(l) for l in open(f"{work}/{name}/trainer_log.jsonl")]
+    return [(r["loss"], r["grad_norm"]) for r in rows if "loss" in r], [r["eval_loss"] for r in rows if "eval_loss" in r]
+ref_log, ref_eval = log("single")
+ref_w = tensors(f"{work}/single/model.safetensors")
+scale = max(abs(x) for t in ref_w.values() for x in t)
+ok = True
+# fp32 tolerances: losses and norms are logged to 4 decimals; parameters differ by the order of
+# the gradient sums (over micro-batches, ranks and the tied copies) and of the norm's squares.
+for name in ("pp2", "pp2_simple", "pp3", "pp3_simple", "pp3_ckpt", "pp2_dp2", "pp2_dp2_z1", "pp3_dp2_z2", "save_pp2", "r_single",
+             "r_pp3_dp2_z1", "r_pp2"):
+    got, ev = log(name)
+    w = tensors(f"{work}/{name}/model.safetensors")
+    dl = max(abs(a[0] - b[0]) for a, b in zip(got, ref_log))
+    dn = max(abs(a[1] - b[1]) for a, b in zip(got, ref_log))
+    de = max(abs(a - b) for a, b in zip(ev, ref_eval)) if ev else float("inf")
+    dw = max(abs(a - b) for k in ref_w for a, b in zip(w[k], ref_w[k])) / scale
+    good = (len(got) == len(ref_log) == 5 and len(ev) == len(ref_eval) >= 1 and dl <= 2e-4 and dn <= 2e-4
+            and de <= 1e-5 and dw <= 1e-5 and w.keys() == ref_w.keys())
+    ok &= good
+    print(f"{name}: {len(got)} steps, max |loss - single| {dl:.1e}, max |grad_norm - single| {dn:.1e}, |eval_loss - "
+          f"single| {de:.1e}, max |param - single| / max |param| {dw:.2e} -> {'ok' if good else 'MISMATCH'}")
+print("single (loss, grad_norm):", ref_log, "eval_loss", ref_eval)
+
+# Per-stage memory: each stage keeps optimizer state for its own parameters only (together the
+# single process's), and holds fewer parameters than the whole model.
+def measured(name):
+    pat = re.compile(r"memory measured, rank (\d+): .*parameters resident ([\d.]+) MiB;.*optimizer state ([\d.]+) MiB")
+    return {int(m[1]): (float(m[2]), float(m[3])) for m in map(pat.search, open(f"{work}/{name}.log")) if m}
+single, pp2, pp3 = measured("single")[0], measured("pp2"), measured("pp3")
+for name, stages in (("pp2", pp2), ("pp3", pp3)):
+    opt_sum = sum(o for _, o in stages.values())
+    good = (len(stages) == int(name[-1]) and abs(opt_sum - single[1]) <= 0.1 * len(stages)
+            and all(o < single[1] for _, o in stages.values()) and all(p <= single[0] for p, _ in stages.values())
+            and min(p for p, _ in stages.values()) < single[0])
+    ok &= good
+    print(f"{name} memory per stage (parameters, optimizer state MiB): {stages}; one process: {single}; optimizer "
+          f"state summed over stages {opt_sum:.1f} -> {'ok' if good else 'BAD'}")
+
+# The pipeline checkpoint: one HF model directory, one optimizer slice per stage, the layout record.
+ck = f"{work}/save_pp2/checkpoint-3"
+layout = json.load(open(f"{ck}/optimizer_layout.json"))
+stages = [s["pipeline_stage"] for s in layout["shards"]]
+good = (layout["pipeline_parallel_degree"] == 2 and stages == [0, 1] and layout["shards"][0]["begin"] == 0
+        and layout["shards"][1]["end"] == layout["flat_size"] and os.path.exists(f"{ck}/model.safetensors")
+        and tensors(f"{ck}/model.safetensors").keys() == ref_w.keys())
+ok &= good
+print(f"checkpoint: {[(s['file'], s['begin'], s['end']) for s in layout['shards']]} -> {'ok' if good else 'BAD'}")
+sys.exit(0 if ok else 1)
+PY
