@@ -19,7 +19,7 @@
 // and (b) as an OpenMP parallel-for over the 384 products, each call single-threaded.
 //
 // Build: the bench_gemm_libs CMake target, or standalone:
-//   g++ -std=c++20 -O2 -march=native -fopenmp bench/gemm_libs.cpp -ldl -o /tmp/gemm_libs
+//   g++ -std=c++20 -O2 -fopenmp bench/gemm_libs.cpp -ldl -o /tmp/gemm_libs
 // Run:   bench_gemm_libs [--threads N] [--reps N] [--quick] [--attempts N] [--wait S]
 //                        [--nested-as-is]
 //                        [--openblas PATH] [--blis PATH] [--dnnl PATH]
@@ -28,6 +28,7 @@
 
 #include <dlfcn.h>
 #include <omp.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -471,7 +472,8 @@ void usage(const char* argv0) {
       "                   of setting 1 (tests the libraries' own nested-parallel handling)\n"
       "  --openblas-core NAME\n"
       "                   also run OpenBLAS with OPENBLAS_CORETYPE=NAME, loaded from a private\n"
-      "                   copy of the library (default SkylakeX; none: skip)\n",
+      "                   copy of the library (default SkylakeX where the CPU has AVX-512,\n"
+      "                   none elsewhere; none: skip)\n",
       argv0);
 }
 
@@ -482,7 +484,11 @@ int main(int argc, char** argv) {
   std::string openblas_path = "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0";
   std::string blis_path = "/usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4";
   std::string dnnl_path = "libdnnl.so.2";
-  std::string openblas_core = "SkylakeX";
+  // The forced column uses OpenBLAS's AVX-512 kernels, which die with "Illegal instruction" on
+  // a CPU without AVX-512: there it is left out unless asked for.
+  const bool has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  std::string openblas_core = has_avx512 ? "SkylakeX" : "none";
   bool reps_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -505,6 +511,13 @@ int main(int argc, char** argv) {
     else if (a == "--openblas-core") openblas_core = next();
     else if (a == "-h" || a == "--help") { usage(argv[0]); return 0; }
     else { usage(argv[0]); return 2; }
+  }
+  for (const char* core : {"SkylakeX", "Cooperlake", "SapphireRapids"}) {
+    if (!has_avx512 && strcasecmp(openblas_core.c_str(), core) == 0) {
+      std::fprintf(stderr, "--openblas-core %s: OpenBLAS's %s kernels need AVX-512, which this CPU lacks; "
+                           "use --openblas-core Haswell or none\n", core, core);
+      return 2;
+    }
   }
   if (o.quick && !reps_given) o.reps = 3;
   if (o.quick) o.attempts = 1;

@@ -129,5 +129,28 @@ TEST_F(TrainCli, NonEmptyOutputDirIsNotOverwrittenByAccident) {
   EXPECT_TRUE(fs::exists(dir_.path("out/precious.txt")));
 }
 
+// The determinism policy (docs/numerics.md): a run repeated with the same thread count writes
+// the same weights, and with full_determinism (HF's name) so does a run on another thread
+// count. Dropout is on (BERT's default 0.1), so the masks are part of what must repeat.
+TEST_F(TrainCli, TwoRunsOnTwoThreadsWriteTheSameWeights) {
+  const std::string y = write_yaml("");
+  for (const char* out : {"run1", "run2"}) {
+    const auto r = run_strata({"train", y, "--set", std::string("output_dir=") + dir_.path(out)}, dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  EXPECT_EQ(test::read_text(dir_.path("run1/model.safetensors")), test::read_text(dir_.path("run2/model.safetensors")));
+}
+
+TEST_F(TrainCli, FullDeterminismWritesTheSameWeightsOnOneAndTwoThreads) {
+  const std::string y = write_yaml("full_determinism: true\n");
+  for (const char* threads : {"1", "2"}) {
+    const auto r = run_strata({"train", y, "--set", std::string("output_dir=") + dir_.path(std::string("t") + threads),
+                               "--set", std::string("num_threads=") + threads},
+                              dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  EXPECT_EQ(test::read_text(dir_.path("t1/model.safetensors")), test::read_text(dir_.path("t2/model.safetensors")));
+}
+
 }  // namespace
 }  // namespace strata

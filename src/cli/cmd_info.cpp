@@ -4,6 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "kernels/ops.h"
 #include "models/registry.h"
 #include "train/memory_plan.h"
 #include "train/pipeline_partition.h"
@@ -52,6 +53,7 @@ int cmd_info(int argc, char** argv) {
   if (cfg.task == Task::SequenceClassification)
     std::printf("head           %d labels, problem_type %s\n", cfg.num_labels,
                 cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));
+  std::printf("cpu kernels    %s (chosen at run time; STRATA_MAX_CPU_ISA caps it)\n", kernels::kernel_isa());
   std::printf("parameters     %zu (%.2fM; %.2fM in embeddings, %.2fM in the rest)\n", n, n / 1e6, embedding / 1e6,
               (n - embedding) / 1e6);
   nn::ActivationPolicy activations;

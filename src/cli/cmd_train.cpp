@@ -102,6 +102,9 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& world, dis
   if (world.size() > 1) dist::check_same_on_all_ranks(world, fingerprint(a), "configuration or model files");
   ModelConfig cfg = model_config(a);
   if (world.rank() == 0)
+    progress_message(cat("cpu: ", kernels::kernel_isa(), " kernels (STRATA_MAX_CPU_ISA caps them), ",
+                         kernels::num_threads(), " threads"));
+  if (world.rank() == 0)
     progress_message(cat("task: ", task_name(cfg.task),
                          a.task.empty() ? cat(" (from ", a.model_name_or_path,
                                               "/config.json; set task: to train the model for another)")

@@ -16,6 +16,9 @@ namespace strata::kernels {
 // ---- threads -------------------------------------------------------------------------
 void set_num_threads(int n);  // OpenMP and BLAS; n <= 0 means all cores
 int num_threads();
+// The instruction set the element-wise and attention kernels run with on this CPU: "avx512",
+// "avx2" or "baseline" (kernels/cpu/isa.h; STRATA_MAX_CPU_ISA caps it).
+const char* kernel_isa();
 
 // ---- matrix products -----------------------------------------------------------------
 // C[M,N] = alpha * op(A) * op(B) + beta * C; op(X) = X or X^T; leading dimensions in elements.

@@ -1,54 +1,13 @@
 // Losses return sum(per-element loss) / norm and write the matching gradient. The caller
 // chooses norm (the number of labels in the whole, possibly accumulated or distributed,
-// batch), which is what makes gradient accumulation equal one big batch.
+// batch), which is what makes gradient accumulation equal one big batch. Cross entropy is in
+// simd/cross_entropy.inc.
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
-#include "kernels/cpu/vec_math.h"
 #include "kernels/ops.h"
 
 namespace strata::kernels {
-
-// One exp per logit, vectorised (vec::exp in fp32): with a 50257-token vocabulary (GPT-2's LM
-// head) this row loop is a visible share of the step, and libm's scalar exp was most of it.
-// Each row is one thread's, summed in a fixed order: the result is the same for any thread count.
-template <typename T>
-double cross_entropy(const T* logits, const int32_t* labels, T* dlogits, int N, int V, double norm) {
-  std::vector<double> row_loss(N, 0.0);
-#pragma omp parallel for schedule(static)
-  for (int n = 0; n < N; ++n) {
-    const T* x = logits + static_cast<size_t>(n) * V;
-    T* dx = dlogits ? dlogits + static_cast<size_t>(n) * V : nullptr;
-    if (labels[n] == -100) {
-      if (dx) std::fill(dx, dx + V, T(0));
-      continue;
-    }
-    T mx = x[0];
-#pragma omp simd reduction(max : mx)
-    for (int v = 0; v < V; ++v) mx = std::max(mx, x[v]);
-    double sum = 0;
-    if (dx) {  // dx holds exp(x - mx) until the sum is known
-#pragma omp simd reduction(+ : sum)
-      for (int v = 0; v < V; ++v) {
-        const T e = vec::exp(x[v] - mx);
-        dx[v] = e;
-        sum += e;
-      }
-      const T s = static_cast<T>(1.0 / (sum * norm));
-#pragma omp simd
-      for (int v = 0; v < V; ++v) dx[v] *= s;
-      dx[labels[n]] -= static_cast<T>(1.0 / norm);
-    } else {
-#pragma omp simd reduction(+ : sum)
-      for (int v = 0; v < V; ++v) sum += vec::exp(x[v] - mx);
-    }
-    row_loss[n] = std::log(sum) + mx - x[labels[n]];
-  }
-  double total = 0;
-  for (double l : row_loss) total += l;
-  return total / norm;
-}
 
 template <typename T>
 double mse(const T* x, const double* target, T* dx, size_t n, double norm) {
@@ -73,8 +32,6 @@ double bce_with_logits(const T* x, const double* target, T* dx, size_t n, double
   return total / norm;
 }
 
-template double cross_entropy<float>(const float*, const int32_t*, float*, int, int, double);
-template double cross_entropy<double>(const double*, const int32_t*, double*, int, int, double);
 template double mse<float>(const float*, const double*, float*, size_t, double);
 template double mse<double>(const double*, const double*, double*, size_t, double);
 template double bce_with_logits<float>(const float*, const double*, float*, size_t, double);
