@@ -56,8 +56,8 @@ case $name in
   clm) train examples/pretrain/clm.yaml "$@" ;;
   generate)
     prompt=${1:-"It is a truth universally acknowledged, that"}
-    echo "+ $STRATA generate --model out/clm --prompt \"$prompt\" --max-new-tokens 60" >&2
-    "$STRATA" generate --model out/clm --prompt "$prompt" --max-new-tokens 60 ;;
+    echo "+ $STRATA generate out/clm --prompt \"$prompt\" --max-new-tokens 60" >&2
+    "$STRATA" generate out/clm --prompt "$prompt" --max-new-tokens 60 ;;
   qa) train examples/qa/qa.yaml "$@" ;;
   qa_v2) train examples/qa/qa_v2.yaml "$@" ;;
   pos) train examples/pos/pos.yaml "$@" ;;
