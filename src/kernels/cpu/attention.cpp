@@ -71,8 +71,14 @@ constexpr int kCausalBlock = 64;
 struct Geometry {
   int B, T, C, NH, HS;
   bool causal;
+  int mask_heads, mask_head0;  // the dropout mask's head numbering (AttentionShape::heads_total)
   size_t ld3() const { return static_cast<size_t>(3 * C); }
   size_t probs_offset(int b, int h) const { return (static_cast<size_t>(b) * NH + h) * T * T; }
+  // Where head h's mask elements start: its index in the probabilities of all heads, so a
+  // tensor-parallel rank with heads head0.. draws the masks one process draws for them.
+  size_t mask_offset(int b, int h) const {
+    return (static_cast<size_t>(b) * mask_heads + mask_head0 + h) * T * T;
+  }
   size_t row0(int b) const { return static_cast<size_t>(b) * T; }
   int block() const { return causal ? kCausalBlock : T; }
   int block_end(int i0) const { return std::min(T, i0 + block()); }
@@ -87,7 +93,7 @@ double AttentionShape::score_scale() const { return scale_scores ? 1.0 / std::sq
 
 template <typename T>
 void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx) {
-  const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH, s.causal};
+  const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH, s.causal, s.heads_total > 0 ? s.heads_total : s.NH, s.head0};
   const T scale = static_cast<T>(s.score_scale());
   const DropoutMask drop(s.dropout_p, s.seed, s.stream);
   const int ld3 = 3 * g.C;
@@ -108,7 +114,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mas
           masked_softmax_rows(P, mask + g.row0(b), g.T, s.causal, i0, i1);
           const T* Pd = P;
           if (drop.active()) {
-            drop_rows(drop, P, dropped.data(), g.T, i0, i1, keys, g.probs_offset(b, h));
+            drop_rows(drop, P, dropped.data(), g.T, i0, i1, keys, g.mask_offset(b, h));
             Pd = dropped.data();
           }
           gemm<T>(false, false, i1 - i0, g.HS, keys, T(1), Pd + r0, g.T, v, ld3, T(0),
@@ -121,7 +127,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mas
 
 template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* dctx, T* dqkv) {
-  const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH, s.causal};
+  const Geometry g{s.B, s.T, s.C, s.NH, s.C / s.NH, s.causal, s.heads_total > 0 ? s.heads_total : s.NH, s.head0};
   const T scale = static_cast<T>(s.score_scale());
   const DropoutMask drop(s.dropout_p, s.seed, s.stream);
   const int ld3 = 3 * g.C;
@@ -141,7 +147,7 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
         T* dv = dq + 2 * g.C;
         const T* P = probs + g.probs_offset(b, h);
         const T* dO = dctx + g.row0(b) * g.C + h * g.HS;
-        const size_t base = g.probs_offset(b, h);
+        const size_t base = g.mask_offset(b, h);
         const T* Pd = P;
         if (drop.active()) {
           for (int i0 = 0; i0 < g.T; i0 += g.block())

@@ -51,6 +51,58 @@ double cross_entropy(const T* logits, const int32_t* labels, T* dlogits, int N, 
 }
 
 template <typename T>
+void ce_slice_row_max(const T* logits, int N, int V, T* mx) {
+#pragma omp parallel for schedule(static)
+  for (int n = 0; n < N; ++n) {
+    const T* x = logits + static_cast<size_t>(n) * V;
+    T m = x[0];
+#pragma omp simd reduction(max : m)
+    for (int v = 0; v < V; ++v) m = std::max(m, x[v]);
+    mx[n] = m;
+  }
+}
+
+template <typename T>
+void ce_slice_exp(const T* logits, const int32_t* labels, const T* mx, int N, int V, int v0, T* e, double* sumexp,
+                  double* target) {
+#pragma omp parallel for schedule(static)
+  for (int n = 0; n < N; ++n) {
+    const T* x = logits + static_cast<size_t>(n) * V;
+    T* ex = e + static_cast<size_t>(n) * V;
+    sumexp[n] = target[n] = 0;
+    if (labels[n] == -100) {
+      std::fill(ex, ex + V, T(0));
+      continue;
+    }
+    const T m = mx[n];
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int v = 0; v < V; ++v) {
+      const T t = vec::exp(x[v] - m);
+      ex[v] = t;
+      sum += t;
+    }
+    sumexp[n] = sum;
+    const int local = labels[n] - v0;
+    if (local >= 0 && local < V) target[n] = x[local];
+  }
+}
+
+template <typename T>
+void ce_slice_grad(T* e, const int32_t* labels, const double* sumexp, int N, int V, int v0, double norm) {
+#pragma omp parallel for schedule(static)
+  for (int n = 0; n < N; ++n) {
+    if (labels[n] == -100) continue;
+    T* ex = e + static_cast<size_t>(n) * V;
+    const T s = static_cast<T>(1.0 / (sumexp[n] * norm));
+#pragma omp simd
+    for (int v = 0; v < V; ++v) ex[v] *= s;
+    const int local = labels[n] - v0;
+    if (local >= 0 && local < V) ex[local] -= static_cast<T>(1.0 / norm);
+  }
+}
+
+template <typename T>
 double mse(const T* x, const double* target, T* dx, size_t n, double norm) {
   double total = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -75,6 +127,13 @@ double bce_with_logits(const T* x, const double* target, T* dx, size_t n, double
 
 template double cross_entropy<float>(const float*, const int32_t*, float*, int, int, double);
 template double cross_entropy<double>(const double*, const int32_t*, double*, int, int, double);
+#define STRATA_INSTANTIATE(T)                                                                                  \
+  template void ce_slice_row_max<T>(const T*, int, int, T*);                                                   \
+  template void ce_slice_exp<T>(const T*, const int32_t*, const T*, int, int, int, T*, double*, double*);      \
+  template void ce_slice_grad<T>(T*, const int32_t*, const double*, int, int, int, double);
+STRATA_INSTANTIATE(float)
+STRATA_INSTANTIATE(double)
+#undef STRATA_INSTANTIATE
 template double mse<float>(const float*, const double*, float*, size_t, double);
 template double mse<double>(const double*, const double*, double*, size_t, double);
 template double bce_with_logits<float>(const float*, const double*, float*, size_t, double);
