@@ -4,8 +4,8 @@
 # 5 steps of 2 accumulated batches of 12 rows, weight decay on, clipping active (max_grad_norm
 # 0.25), small buckets, and an evaluation at the end (gathered logits). Runs:
 #   tp2; tp2 x dp2 with ZeRO-1; tp2 x pp2 (1F1B, 2 micro-batches); tp2 x pp2 x dp2 with
-#   shard_optimizer_state (8 ranks, spread placement); with dropout on (0.1 everywhere) tp2 and
-#   tp2 with every block recomputed and offloaded against one process with the same dropout;
+#   shard_optimizer_state (8 ranks, spread placement); with dropout on (0.1 everywhere), tp2
+#   with every block recomputed and offloaded against one process with the same dropout;
 # then checkpoints across layouts: saved at step 3 by tp2 (the unsplit optimizer layout),
 # resumed by one process and by tp2 x dp2 with ZeRO-2; saved by dp2 with ZeRO-1 (slices of the
 # unsplit buffer), resumed by tp2. Every run must log the single process's losses and gradient
@@ -78,7 +78,9 @@ mp() {  # tensor degree, partitions, microbatches, [more parameters]
 
 job single 1 12 ""
 run single 1
-job tp2 2 12 "$(mp 2 1 1)"
+job tp2 2 12 "$(mp 2 1 1)
+save_strategy: steps
+save_steps: 3"
 run tp2 2
 job tp2_dp2_z1 4 6 "$(mp 2 1 1 ', shard_optimizer_state: true')"
 run tp2_dp2_z1 4
@@ -88,23 +90,17 @@ job tp2_pp2_dp2_z1 8 6 "$(mp 2 2 2 ', shard_optimizer_state: true, placement_str
 run tp2_pp2_dp2_z1 8
 MODEL=$WORK/model_drop job single_drop 1 12 ""
 run single_drop 1
-MODEL=$WORK/model_drop job tp2_drop 2 12 "$(mp 2 1 1)"
-run tp2_drop 2
 MODEL=$WORK/model_drop job tp2_drop_ckpt 2 12 "$(mp 2 1 1 ', activation_checkpointing: true, offload_activations: true')"
 run tp2_drop_ckpt 2
 grep -q "each layer split over 2 tensor-parallel ranks" "$WORK/tp2.log" || { echo "FAILED: no tensor banner"; exit 1; }
 
 # Checkpoints across layouts.
-job save_tp2 2 12 "$(mp 2 1 1)
-save_strategy: steps
-save_steps: 3"
-run save_tp2 2
 job save_dp2_z1 2 6 "shard_optimizer_state: true
 save_strategy: steps
 save_steps: 3"
 run save_dp2_z1 2
-resume r_single 1 12 "$WORK/save_tp2/checkpoint-3" ""
-resume r_tp2_dp2_z2 4 6 "$WORK/save_tp2/checkpoint-3" "$(mp 2 1 1)
+resume r_single 1 12 "$WORK/tp2/checkpoint-3" ""
+resume r_tp2_dp2_z2 4 6 "$WORK/tp2/checkpoint-3" "$(mp 2 1 1)
 zero_stage: 2"
 resume r_tp2 2 12 "$WORK/save_dp2_z1/checkpoint-3" "$(mp 2 1 1)"
 grep -q "resumed from .*checkpoint-3 at step 3" "$WORK/r_tp2.log" || { echo "FAILED: no resume"; exit 1; }
@@ -139,9 +135,9 @@ def compare(ref, names):
         print(f"{name}: {len(got)} steps, max |loss - {ref}| {dl:.1e}, max |grad_norm - {ref}| {dn:.1e}, "
               f"|eval_loss - {ref}| {de:.1e}, max |param - {ref}| / max |param| {dw:.2e} -> {'ok' if good else 'MISMATCH'}")
     print(f"{ref} (loss, grad_norm):", ref_log, "eval_loss", ref_eval)
-compare("single", ["tp2", "tp2_dp2_z1", "tp2_pp2", "tp2_pp2_dp2_z1", "save_tp2", "save_dp2_z1", "r_single",
-                   "r_tp2_dp2_z2", "r_tp2"])
-compare("single_drop", ["tp2_drop", "tp2_drop_ckpt"])
+compare("single", ["tp2", "tp2_dp2_z1", "tp2_pp2", "tp2_pp2_dp2_z1", "save_dp2_z1", "r_single", "r_tp2_dp2_z2",
+                   "r_tp2"])
+compare("single_drop", ["tp2_drop_ckpt"])
 
 # A tensor-parallel rank holds its slices: about half the parameters (wpe and the layer norms
 # are whole on both ranks) and half the optimizer state.
@@ -154,7 +150,7 @@ ok &= good
 print(f"tp2 memory per rank (parameters, optimizer state MiB): {tp}; one process: {one} -> {'ok' if good else 'BAD'}")
 
 # The tp2 checkpoint: the unsplit HF model and the unsplit optimizer state (HF shapes).
-ck = f"{work}/save_tp2/checkpoint-3"
+ck = f"{work}/tp2/checkpoint-3"
 opt = tensors(f"{ck}/optimizer.safetensors")
 ref_opt = tensors(f"{work}/save_dp2_z1/checkpoint-3/model.safetensors")
 good = (not os.path.exists(f"{ck}/optimizer_layout.json") and tensors(f"{ck}/model.safetensors").keys() == ref_opt.keys()
