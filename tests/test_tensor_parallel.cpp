@@ -1,9 +1,10 @@
 // Tensor parallelism's math in one process: P threads play the tensor-parallel ranks, with a
 // group whose collectives add (or take the max of) the ranks' buffers in rank order. Checked:
 // the slices of a parameter put back give the whole tensor; vocabulary-parallel cross entropy
-// equals the unsplit loss and its gradient; a GPT-2 causal LM split over 2 and 3 ranks, with
-// dropout on, gives the unsplit loss, gradients (put back together), evaluation logits, and
-// identical gradients of the replicated parameters on every rank (fp64, to rounding).
+// equals the unsplit loss and its gradient; a GPT-2 causal LM and a BERT masked LM split over 2
+// and 3 ranks, with dropout on, give the unsplit loss, gradients (put back together),
+// evaluation logits, and identical gradients of the replicated parameters on every rank (fp64,
+// to rounding).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,6 +126,13 @@ nlohmann::json gpt2_json() {
           {"attn_pdrop", 0.1}, {"initializer_range", 0.2}, {"pad_token_id", 0}};
 }
 
+nlohmann::json bert_json() {
+  return {{"model_type", "bert"}, {"architectures", {"BertForMaskedLM"}}, {"vocab_size", 30}, {"hidden_size", 12},
+          {"num_hidden_layers", 2}, {"num_attention_heads", 6}, {"intermediate_size", 24},
+          {"max_position_embeddings", 16}, {"type_vocab_size", 2}, {"hidden_dropout_prob", 0.1},
+          {"attention_probs_dropout_prob", 0.1}, {"initializer_range", 0.2}, {"pad_token_id", 0}};
+}
+
 Batch lm_batch(const ModelConfig& c) {
   std::mt19937_64 rng(11);
   return test::padded_batch(c, 3, 9, rng, [&](Batch& out, int t, bool real, int id) {
@@ -132,8 +140,9 @@ Batch lm_batch(const ModelConfig& c) {
   });
 }
 
-TEST(TensorParallelGpt2, SplitRanksReproduceTheWholeModel) {
-  const ModelConfig cfg = parse_model_config(gpt2_json(), "gpt2 config");
+// The model of `json` split over 2 and 3 threads against the whole model.
+void check_split_reproduces_whole(const nlohmann::json& json) {
+  const ModelConfig cfg = parse_model_config(json, "test config");
   const Batch b = lm_batch(cfg);
   const nn::DropoutCtx drop{true, 1234};
   // The whole model: loss, gradients, evaluation logits.
@@ -183,6 +192,10 @@ TEST(TensorParallelGpt2, SplitRanksReproduceTheWholeModel) {
     for (size_t i = 0; i < logits.size(); ++i) ASSERT_NEAR(logits[i], ref_logits[i], 1e-12) << "P " << P;
   }
 }
+
+TEST(TensorParallelModels, Gpt2SplitRanksReproduceTheWholeModel) { check_split_reproduces_whole(gpt2_json()); }
+
+TEST(TensorParallelModels, BertSplitRanksReproduceTheWholeModel) { check_split_reproduces_whole(bert_json()); }
 
 }  // namespace
 }  // namespace strata

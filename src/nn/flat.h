@@ -74,6 +74,16 @@ inline void row_parallel_conv1d_forward(const LinearSpec& s, Flat<T> f, const T*
   tp_sum(f.tp, y, static_cast<size_t>(N) * s.out);
 }
 
+// Row-parallel Linear (PyTorch layout, W [out, in] with this rank's `in` columns): as
+// row_parallel_conv1d_forward.
+template <typename T>
+inline void row_parallel_linear_forward(const LinearSpec& s, Flat<T> f, const T* x, T* y, int N) {
+  LinearSpec mine = s;
+  if (f.tp && f.tp->split() && f.tp->rank != 0) mine.b = LinearSpec::kNoBias;
+  linear_forward(mine, f, x, y, N);
+  tp_sum(f.tp, y, static_cast<size_t>(N) * s.out);
+}
+
 template <typename T>
 inline void layernorm_forward(const LayerNormSpec& s, Flat<T> f, const T* x, T* y, T* mean, T* rstd, int N) {
   kernels::layernorm_forward(x, f.p + s.gamma, f.p + s.beta, y, mean, rstd, N, s.C, s.eps);

@@ -37,8 +37,10 @@ void vocab_parallel_embedding_forward(const VocabSlice& s, const TensorGroup<T>*
 
 template <typename T>
 void vocab_parallel_embedding_backward(const VocabSlice& s, const int32_t* ids, const T* dout, T* dtable, int N,
-                                       int C, std::vector<int32_t>& local_ids) {
+                                       int C, std::vector<int32_t>& local_ids, int skip_id) {
   local_rows(s, ids, N, local_ids);
+  for (int n = 0; n < N; ++n)
+    if (ids[n] == skip_id) local_ids[n] = -1;
   kernels::embedding_backward(local_ids.data(), dout, dtable, N, C, -1);
 }
 
@@ -66,7 +68,7 @@ double vocab_parallel_cross_entropy(const VocabSlice& s, const TensorGroup<T>* t
   template void vocab_parallel_embedding_forward<T>(const VocabSlice&, const TensorGroup<T>*, const int32_t*,    \
                                                     const T*, T*, int, int);                                     \
   template void vocab_parallel_embedding_backward<T>(const VocabSlice&, const int32_t*, const T*, T*, int, int, \
-                                                     std::vector<int32_t>&);                                     \
+                                                     std::vector<int32_t>&, int);                                \
   template double vocab_parallel_cross_entropy<T>(const VocabSlice&, const TensorGroup<T>*, const T*,           \
                                                   const int32_t*, T*, int, double, VocabParallelCeScratch<T>&);
 STRATA_INSTANTIATE(float)

@@ -22,11 +22,11 @@ struct VocabSlice {
 template <typename T>
 void vocab_parallel_embedding_forward(const VocabSlice& s, const TensorGroup<T>* tp, const int32_t* ids,
                                       const T* table, T* out, int N, int C);
-// dtable[ids[n] - v0, :] += dout[n, :] for the ids in the slice (dout is whole on every rank).
-// `local_ids` is scratch.
+// dtable[ids[n] - v0, :] += dout[n, :] for the ids in the slice but skip_id (nn.Embedding's
+// padding_idx, a global id; -1: none); dout is whole on every rank. `local_ids` is scratch.
 template <typename T>
 void vocab_parallel_embedding_backward(const VocabSlice& s, const int32_t* ids, const T* dout, T* dtable, int N,
-                                       int C, std::vector<int32_t>& local_ids);
+                                       int C, std::vector<int32_t>& local_ids, int skip_id = -1);
 
 // Cross entropy of logits[N, rows] (this rank's vocabulary columns) against global labels
 // (-100 ignored): returns sum(loss) / norm, the same on every rank, and writes this slice of

@@ -23,7 +23,7 @@ model_variant() {  # dir, config.json
 }
 model_variant odd_vocab '{"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 8001, "n_embd": 32, "n_layer": 2, "n_head": 2, "n_positions": 64}'
 model_variant odd_ffn '{"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 8000, "n_embd": 32, "n_inner": 33, "n_layer": 2, "n_head": 2, "n_positions": 64}'
-model_variant bert '{"model_type": "bert", "architectures": ["BertForMaskedLM"], "vocab_size": 8000, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 64}'
+model_variant albert '{"model_type": "albert", "architectures": ["AlbertForMaskedLM"], "vocab_size": 8000, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 64}'
 printf 'win money now\nmeeting notes monday\n' > "$WORK/train.txt"
 
 failures=0
@@ -87,8 +87,8 @@ MODEL=$WORK/odd_vocab expect_error tensor_over_vocab 2 \
   "tensor_parallel_degree: 2"
 MODEL=$WORK/odd_ffn expect_error tensor_over_ffn 2 "tensor_parallel_degree 2 does not divide the model's feed-forward size \(33," \
   "tensor_parallel_degree: 2"
-MODEL=$WORK/bert expect_error tensor_architecture 2 \
-  "tensor_parallel_degree 2: model_type 'bert' \(.*\) has no tensor-parallel layers in this build \(they exist for: gpt2\)" \
+MODEL=$WORK/albert expect_error tensor_architecture 2 \
+  "tensor_parallel_degree 2: model_type 'albert' \(.*\) has no tensor-parallel layers in this build \(they exist for: bert, roberta, distilbert, gpt2\)" \
   "$MP {tensor_parallel_degree: 2}}}}"
 expect_error unknown_parameter 1 "unknown key distribution.smdistributed.modelparallel.parameters.microbatch; did you mean 'microbatches'\?" \
   "$MP {microbatch: 2}}}}"

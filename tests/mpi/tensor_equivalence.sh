@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Tensor parallelism (Megatron style) reproduces the single process, for a 4-layer GPT-2 causal
-# LM (2 heads, so tp 2 puts one head on each rank; vocabulary-parallel wte tied to lm_head):
+# LM (vocabulary-parallel wte tied to lm_head) or BERT masked LM (vocabulary-parallel word
+# embeddings tied to the decoder, whose bias is split too), 2 heads, so that tp 2 puts one head
+# on each rank:
 # 5 steps of 2 accumulated batches of 12 rows, weight decay on, clipping active (max_grad_norm
 # 0.25), small buckets, and an evaluation at the end (gathered logits). Runs:
 #   tp2; tp2 x dp2 with ZeRO-1; tp2 x pp2 (1F1B, 2 micro-batches); tp2 x pp2 x dp2 with
@@ -11,10 +13,11 @@
 # unsplit buffer), resumed by tp2. Every run must log the single process's losses and gradient
 # norms and end with its parameters and evaluation loss; the saved model and checkpoints are
 # the unsplit HF model, and a tp rank holds about half the parameters.
-#   tensor_equivalence.sh STRATA_BINARY SOURCE_DIR
+#   tensor_equivalence.sh STRATA_BINARY SOURCE_DIR bert|gpt2
 set -euo pipefail
-STRATA=${1:?usage: tensor_equivalence.sh STRATA_BINARY SOURCE_DIR}
+STRATA=${1:?usage: tensor_equivalence.sh STRATA_BINARY SOURCE_DIR bert|gpt2}
 SRC=${2:?}
+FAMILY=${3:?}
 WORK=$(mktemp -d)
 trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
 echo "work dir: $WORK"
@@ -22,11 +25,27 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 
 model() {  # dir, dropout
   mkdir -p "$WORK/$1"
-  cat > "$WORK/$1/config.json" <<JSON
+  if [[ $FAMILY == bert ]]; then
+    cat > "$WORK/$1/config.json" <<JSON
+{"model_type": "bert", "architectures": ["BertForMaskedLM"], "vocab_size": 8000, "hidden_size": 32,
+ "num_hidden_layers": 4, "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 64,
+ "pad_token_id": 3, "hidden_dropout_prob": $2, "attention_probs_dropout_prob": $2}
+JSON
+  else
+    cat > "$WORK/$1/config.json" <<JSON
 {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 8000, "n_embd": 32,
  "n_layer": 4, "n_head": 2, "n_positions": 64, "resid_pdrop": $2, "embd_pdrop": $2, "attn_pdrop": $2}
 JSON
+  fi
 }
+if [[ $FAMILY == bert ]]; then
+  DATA="tokenizer_name: $SRC/examples/spam/bert-small
+line_by_line: true
+max_seq_length: 16"
+else
+  DATA="tokenizer_name: $SRC/examples/tokenizers/bpe-8k
+block_size: 16"
+fi
 model model 0.0
 model model_drop 0.1
 python3 - "$WORK" <<'PY'
@@ -43,8 +62,7 @@ PY
 job() {
   cat > "$WORK/$1.yaml" <<YAML
 model_name_or_path: ${MODEL:-$WORK/model}
-tokenizer_name: $SRC/examples/tokenizers/bpe-8k
-block_size: 16
+$DATA
 train_file: $WORK/train.txt
 validation_split_percentage: 10
 per_device_eval_batch_size: 4
