@@ -16,6 +16,9 @@ PKGS=(
   libopenmpi-dev openmpi-bin libutf8proc-dev libyaml-cpp-dev
   # gzip-compressed datasets
   zlib1g-dev
+  # training jobs on Slurm (strata job, backend: slurm): the daemons, the client commands and
+  # munge, for scripts/slurm_cluster.sh's one-machine cluster; ip netns for netns_cluster.sh
+  slurm-wlm munge iproute2
   # PyTorch peer for bench/torch_peer.sh and the HF oracle (fixtures)
   python3-torch python3-numpy python3-yaml python3-regex python3-requests python3-filelock
   python3-tqdm python3-packaging

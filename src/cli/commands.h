@@ -12,5 +12,6 @@ int cmd_evaluate(int argc, char** argv);
 int cmd_predict(int argc, char** argv);
 int cmd_launch(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
+int cmd_job(int argc, char** argv);
 
 }  // namespace strata::cli

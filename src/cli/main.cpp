@@ -24,6 +24,9 @@ constexpr const char* kUsage =
     "                            [--threads N] [--json]   (docs/generate.md)\n"
     "  launch    run a command as a data-parallel job through mpirun\n"
     "            strata launch [-n PROCS_PER_HOST] [--hostfile FILE | --hosts a,b] [--dry-run] -- strata train job.yaml\n"
+    "  job       training jobs: an Estimator-shaped spec run locally, over a hostfile or on Slurm,\n"
+    "            with spot interruptions and resume, time limits and billing (docs/jobs.md)\n"
+    "            strata job run JOB.yaml | status NAME | logs NAME | stop NAME | interrupt NAME | list\n"
     "  step   one forward + backward (and optionally one optimizer step) on a batch;\n"
     "         writes loss, logits and every gradient to a .safetensors file\n"
     "         strata step --model DIR --batch BATCH.json --out OUT.safetensors\n"
@@ -47,7 +50,8 @@ struct Command {
 constexpr Command kCommands[] = {{"train", strata::cli::cmd_train},       {"evaluate", strata::cli::cmd_evaluate},
                                  {"predict", strata::cli::cmd_predict},   {"step", strata::cli::cmd_step},
                                  {"info", strata::cli::cmd_info},         {"generate", strata::cli::cmd_generate},
-                                 {"tokenize", strata::cli::cmd_tokenize}, {"launch", strata::cli::cmd_launch}};
+                                 {"tokenize", strata::cli::cmd_tokenize}, {"launch", strata::cli::cmd_launch},
+                                 {"job", strata::cli::cmd_job}};
 
 }  // namespace
 

@@ -309,7 +309,8 @@ std::string TrainingArguments::best_metric_key() const {
 }
 
 TrainingArguments parse_training_arguments(const std::string& text, const std::string& src,
-                                           const std::vector<std::string>& overrides) {
+                                           const std::vector<std::string>& overrides,
+                                           const std::string& overrides_source) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -330,11 +331,11 @@ TrainingArguments parse_training_arguments(const std::string& text, const std::s
   }
   for (const std::string& o : overrides) {
     const size_t eq = o.find('=');
-    if (eq == std::string::npos || eq == 0) fail("--set ", o, ": expected key=value");
+    if (eq == std::string::npos || eq == 0) fail(overrides_source, " ", o, ": expected key=value");
     const std::string key = o.substr(0, eq);
     const YAML::Node value = YAML::Load(o.substr(eq + 1));
-    if (take_hf_other_arg(a, key, value, "--set " + key)) continue;
-    assign(a, find_field(key, "--set"), value, "--set " + key);
+    if (take_hf_other_arg(a, key, value, overrides_source + " " + key)) continue;
+    assign(a, find_field(key, overrides_source), value, overrides_source + " " + key);
   }
   validate(a, src);
   validate_parallel_arguments(a, src);

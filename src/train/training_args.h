@@ -159,9 +159,11 @@ void set_training_argument(TrainingArguments& a, const std::string& key, const Y
                            const std::string& where);
 
 // Parses a YAML mapping; `source` names the file in errors. `overrides` are "key=value"
-// strings (values parsed as YAML scalars) applied on top. Validates everything.
+// strings (values parsed as YAML scalars) applied on top; `overrides_source` names them in
+// errors (a job spec's hyperparameters are overrides too). Validates everything.
 TrainingArguments parse_training_arguments(const std::string& yaml_text, const std::string& source,
-                                           const std::vector<std::string>& overrides = {});
+                                           const std::vector<std::string>& overrides = {},
+                                           const std::string& overrides_source = "--set");
 TrainingArguments load_training_arguments(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // The arguments as "name: value" lines, non-default ones marked, for the start-of-run table.
