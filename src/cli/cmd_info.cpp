@@ -7,6 +7,7 @@
 #include "kernels/ops.h"
 #include "models/registry.h"
 #include "train/memory_plan.h"
+#include "train/parallel_layout.h"
 #include "train/pipeline_partition.h"
 #include "util/error.h"
 
@@ -15,11 +16,11 @@ namespace strata::cli {
 int cmd_info(int argc, char** argv) {
   const Args a("info", argc, argv,
                {"batch", "seq", "dp", "zero-stage", "bucket-mb", "gradient-checkpointing-every", "pp", "microbatches",
-                "pipeline"},
+                "pipeline", "tp"},
                {"shard-optimizer-state", "gradient-checkpointing", "offload-activations"});
   if (a.positional().size() != 1) fail("strata info: expected one model directory, e.g. strata info models/bert");
   const std::string dir = a.positional()[0];
-  const ModelConfig cfg = load_model_config(dir);
+  ModelConfig cfg = load_model_config(dir);
   const int B = a.int_or("batch", 32), T = a.int_or("seq", 128);
   if (B <= 0 || T <= 0) fail("strata info: --batch and --seq must be positive");
   // The layout: data-parallel degree and ZeRO stage (as a job's shard_optimizer_state / zero_stage).
@@ -38,11 +39,19 @@ int cmd_info(int argc, char** argv) {
   if (job.pipeline_parallel_degree <= 0 || job.microbatches <= 0)
     fail("strata info: --pp and --microbatches must be positive");
   const dist::PipelineKind kind = dist::parse_pipeline_kind(job.pipeline);
+  // Tensor parallelism: the plan is a rank's, whose table holds its slices (every rank's are
+  // the same size). The parameter count below stays the whole model's.
+  const int tp = a.int_or("tp", 1);
+  if (tp <= 0) fail("strata info: --tp must be positive");
+  check_tensor_split(cfg, tp, dir + "/config.json");
   // The flat buffers are reserved, never touched: the table costs no memory of note.
-  const std::unique_ptr<Model<float>> shape_only = make_model<float>(cfg);
-  const size_t n = shape_only->table().total();
+  const std::unique_ptr<Model<float>> whole_model = make_model<float>(cfg);
+  cfg.tensor_split = {tp, 0};
+  const std::unique_ptr<Model<float>> split_model = tp > 1 ? make_model<float>(cfg) : nullptr;
+  const Model<float>& rank_model = tp > 1 ? *split_model : *whole_model;
+  const size_t n = whole_model->table().total();
   size_t embedding = 0;
-  for (const auto& e : shape_only->table().entries())
+  for (const auto& e : whole_model->table().entries())
     if (e.name.find("embeddings.") != std::string::npos) embedding += e.numel;
 
   std::printf("model          %s\n", dir.c_str());
@@ -67,15 +76,15 @@ int cmd_info(int argc, char** argv) {
   activations.offload = a.flag_or("offload-activations", false);
   if (job.pipeline_parallel_degree == 1) {
     std::printf("%s",
-                format_memory_plan(plan_rank_memory(*shape_only, B, T, dp, stage, bucket_mb, 2, activations), B, T)
+                format_memory_plan(plan_rank_memory(rank_model, B, T, dp, stage, bucket_mb, 2, activations), B, T)
                     .c_str());
     return 0;
   }
   std::string how;
-  const PipelineStages stages(*shape_only, partition_blocks(*shape_only, job, job.pipeline_parallel_degree,
+  const PipelineStages stages(rank_model, partition_blocks(rank_model, job, job.pipeline_parallel_degree,
                                                             dir + "/config.json", &how));
-  std::printf("%s  partition: %s\n", stages.describe(shape_only->table()).c_str(), how.c_str());
-  std::printf("%s", format_pipeline_memory_plans(*shape_only, stages, kind, B, T, job.microbatches, dp, stage,
+  std::printf("%s  partition: %s\n", stages.describe(rank_model.table()).c_str(), how.c_str());
+  std::printf("%s", format_pipeline_memory_plans(rank_model, stages, kind, B, T, job.microbatches, dp, stage,
                                                  bucket_mb, 2, activations)
                         .c_str());
   return 0;

@@ -26,6 +26,7 @@
 #include "train/model_card.h"
 #include "train/parallel_layout.h"
 #include "train/progress.h"
+#include "train/tensor_parallel.h"
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/rng.h"
@@ -91,7 +92,7 @@ std::string fingerprint(const TrainingArguments& a) {
 }
 
 Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& world, dist::Communicator& data,
-           const dist::Layout& layout) {
+           dist::Communicator& tensor, const dist::Layout& layout) {
   Job job;
   job.args = a;
   job.comm = &data;
@@ -101,6 +102,8 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& world, dis
                                                                layout.local_world_size));
   if (world.size() > 1) dist::check_same_on_all_ranks(world, fingerprint(a), "configuration or model files");
   ModelConfig cfg = model_config(a);
+  // Tensor parallelism: this rank builds (and loads, or initialises) its slices only.
+  cfg.tensor_split = {tensor.size(), tensor.rank()};
   if (world.rank() == 0)
     progress_message(cat("cpu: ", kernels::kernel_isa(), " kernels (STRATA_MAX_CPU_ISA caps them), ",
                          kernels::num_threads(), " threads"));
@@ -125,6 +128,7 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& world, dis
     job.model = make_model<float>(cfg);
     job.model->init_weights(static_cast<uint64_t>(a.seed));
   }
+  if (tensor.size() > 1) job.model->set_tensor_group(bind_tensor_group(tensor));
   return job;
 }
 
@@ -271,14 +275,15 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
             const dist::Layout& layout) {
   const bool main = world.rank() == 0;
   dist::Communicator& comm = *groups.data;
-  Job job = set_up(a, mode, world, comm, layout);
+  Job job = set_up(a, mode, world, comm, *groups.tensor, layout);
   if (main) fs::create_directories(a.output_dir);
   world.barrier("output directory ready");
   auto train_data = mode == Mode::Train ? loader(job, job.data.train, true) : nullptr;
   auto eval_data = loader(job, job.data.validation, false);
   auto test_data = loader(job, job.data.test, false);
   const EvalTask* eval_task = job.data.validation.eval.get();
-  Trainer trainer(a, std::move(job.model), a.tokenizer_name, {&world, &comm, groups.pipeline.get()});
+  Trainer trainer(a, std::move(job.model), a.tokenizer_name,
+                  {&world, &comm, groups.pipeline.get(), groups.tensor.get()});
   if (main && mode == Mode::Train) print_memory_plan(a, trainer, comm.size());
 
   // Results are the same on every rank (outputs are gathered); rank 0 writes them, under the

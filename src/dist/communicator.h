@@ -43,6 +43,8 @@ class Communicator {
   // bucket 3"). All are blocking; call them from one thread at a time per communicator.
   virtual void all_reduce_sum(float* data, size_t n, const char* what) = 0;
   virtual void all_reduce_sum(double* data, size_t n, const char* what) = 0;
+  // Element-wise maximum (the row maxima of vocabulary-parallel cross entropy).
+  virtual void all_reduce_max(float* data, size_t n, const char* what) = 0;
   // in: size() * n_per_rank values; out: this rank's n_per_rank-sized slice of the sum.
   virtual void reduce_scatter_sum(const float* in, float* out, size_t n_per_rank, const char* what) = 0;
   // out: size() * n_per_rank values, rank r's block at r * n_per_rank.

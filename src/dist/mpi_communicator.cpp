@@ -132,6 +132,9 @@ class MpiCommunicator final : public Communicator {
   void all_reduce_sum(double* data, size_t n, const char* what) override {
     all_reduce(data, n, MPI_DOUBLE, "doubles", what);
   }
+  void all_reduce_max(float* data, size_t n, const char* what) override {
+    all_reduce(data, n, MPI_FLOAT, "floats", what, MPI_MAX);
+  }
 
   void reduce_scatter_sum(const float* in, float* out, size_t n, const char* what) override {
     Scope scope(*tracker_, {"reduce_scatter", "floats per rank", n}, what);
@@ -298,10 +301,10 @@ class MpiCommunicator final : public Communicator {
   }
 
   template <typename T>
-  void all_reduce(T* data, size_t n, MPI_Datatype type, const char* unit, const char* what) {
+  void all_reduce(T* data, size_t n, MPI_Datatype type, const char* unit, const char* what, MPI_Op op = MPI_SUM) {
     Scope scope(*tracker_, {"all_reduce", unit, n}, what);
     for (size_t off = 0; off < n; off += max_)
-      call(MPI_Allreduce(MPI_IN_PLACE, data + off, count(n - off), type, MPI_SUM, comm_));
+      call(MPI_Allreduce(MPI_IN_PLACE, data + off, count(n - off), type, op, comm_));
   }
 
   template <typename T>

@@ -16,6 +16,7 @@ class SingleProcess final : public Communicator {
   int size() const override { return 1; }
   void all_reduce_sum(float*, size_t, const char*) override {}
   void all_reduce_sum(double*, size_t, const char*) override {}
+  void all_reduce_max(float*, size_t, const char*) override {}
   void reduce_scatter_sum(const float* in, float* out, size_t n, const char*) override { copy(in, out, n); }
   void all_gather(const float* in, float* out, size_t n, const char*) override { copy(in, out, n); }
   void reduce_sum(float*, size_t, int root, const char* what) override { check_peer(root, what); }

@@ -93,6 +93,9 @@ struct AttentionShape {
   uint64_t seed, stream;  // dropout stream for this layer
   bool causal = false;
   bool scale_scores = true;  // GPT-2's scale_attn_weights
+  // Tensor parallelism: these NH heads are heads head0.. of heads_total (0: all of them), and
+  // the dropout mask of head h is the one drawn for head head0 + h among heads_total.
+  int heads_total = 0, head0 = 0;
   double score_scale() const;
 };
 template <typename T>
@@ -129,6 +132,21 @@ void embedding_backward(const int32_t* ids, const T* dout, T* dtable, int N, int
 // Single-label cross entropy over V classes; rows whose label == -100 are ignored.
 template <typename T>
 double cross_entropy(const T* logits, const int32_t* labels, T* dlogits, int N, int V, double norm);
+// Vocabulary-parallel cross entropy (Megatron), in pieces around the tensor-parallel group's
+// reductions (nn/vocab_parallel.h): logits[N, V] are columns v0 .. v0+V-1 of a wider
+// vocabulary; labels are global ids, -100 ignored. mx[n] = max of row n of this slice.
+template <typename T>
+void ce_slice_row_max(const T* logits, int N, int V, T* mx);
+// e[n,v] = exp(logits[n,v] - mx[n]) (mx: the max over the whole vocabulary); sumexp[n] = sum
+// of row n (in double); target[n] = the label's logit when this slice holds it, else 0.
+// Ignored rows get e = 0, sumexp = target = 0.
+template <typename T>
+void ce_slice_exp(const T* logits, const int32_t* labels, const T* mx, int N, int V, int v0, T* e, double* sumexp,
+                  double* target);
+// In place: e becomes d(loss)/d(logits) = (e / sumexp - onehot) / norm (sumexp: the whole
+// vocabulary's); ignored rows stay 0.
+template <typename T>
+void ce_slice_grad(T* e, const int32_t* labels, const double* sumexp, int N, int V, int v0, double norm);
 // Mean-squared error between x[n] and target[n].
 template <typename T>
 double mse(const T* x, const double* target, T* dx, size_t n, double norm);

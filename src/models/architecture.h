@@ -28,6 +28,8 @@ struct Architecture {
   void (*parse)(const ConfigFields& f, ModelConfig& c);
   std::unique_ptr<Model<float>> (*make_f32)(const ModelConfig& c);
   std::unique_ptr<Model<double>> (*make_f64)(const ModelConfig& c);
+  // Whether its models run split over tensor-parallel ranks (ModelConfig::tensor_split).
+  bool tensor_parallel = false;
 
   const char* class_suffix(Task t) const;  // null when the task has no head here
 };

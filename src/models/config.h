@@ -10,6 +10,7 @@
 
 #include "core/problem_type.h"
 #include "kernels/ops.h"
+#include "models/tensor_split.h"
 
 namespace strata {
 
@@ -46,6 +47,9 @@ struct ModelConfig {
   float embedding_dropout = 0;                     // GPT-2 embd_pdrop (BERT family: hidden_dropout)
   bool scale_attn_weights = true;                  // GPT-2: divide scores by sqrt(head size)
   nlohmann::json raw;
+  // Not from config.json: the job's tensor-parallel split, which the model's table is built
+  // for (models/tensor_split.h). Saving writes the unsplit model.
+  TensorSplit tensor_split;
 
   int head_size() const { return hidden_size / num_heads; }
   // HF class name for this model_type and task, e.g. "BertForSequenceClassification".

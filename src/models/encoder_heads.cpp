@@ -67,9 +67,21 @@ const T* EncoderHeads::forward(const ModelConfig& c, nn::Flat<T> f, const T* h, 
     case Task::SequenceClassification:
       nn::classifier_head_forward(classifier, f, h, B, T_, drop, s.classifier);
       return s.classifier.logits.data();
-    case Task::MaskedLM:
+    case Task::MaskedLM: {
       nn::masked_lm_head_forward(masked_lm, f, h, N, s.masked_lm);
+      // Training never gathers the vocabulary-parallel logits; an inference pass (dropout off)
+      // does, for the outputs evaluation and prediction read.
+      if (f.tp && f.tp->split() && !drop.active) {
+        const nn::VocabSlice& v = masked_lm.vocab;
+        s.gathered_logits.resize(static_cast<size_t>(N) * c.vocab_size);
+        s.gathered_logits.zero();
+        for (int n = 0; n < N; ++n)
+          std::copy_n(s.masked_lm.logits.data() + static_cast<size_t>(n) * v.rows, v.rows,
+                      s.gathered_logits.data() + static_cast<size_t>(n) * c.vocab_size + v.v0);
+        nn::tp_sum(f.tp, s.gathered_logits.data(), s.gathered_logits.size());
+      }
       return s.masked_lm.logits.data();
+    }
     case Task::TokenClassification:
       s.token_logits.resize(static_cast<size_t>(N) * token.out.out);
       nn::token_head_forward(token, f, h, N, drop, s.scratch, s.token_logits.data());
@@ -91,7 +103,8 @@ const T* EncoderHeads::forward(const ModelConfig& c, nn::Flat<T> f, const T* h, 
 }
 
 template <typename T>
-LossResult EncoderHeads::loss(const ModelConfig& c, const Batch& b, EncoderHeadState<T>& s, double norm) const {
+LossResult EncoderHeads::loss(const ModelConfig& c, const Batch& b, EncoderHeadState<T>& s, double norm,
+                              const nn::TensorGroup<T>* tp) const {
   if (norm <= 0 && task != Task::QuestionAnswering) norm = std::max(1.0, label_count(c, b));
   const int N = b.B * b.T;
   switch (task) {
@@ -101,6 +114,10 @@ LossResult EncoderHeads::loss(const ModelConfig& c, const Batch& b, EncoderHeadS
       const int V = task == Task::MaskedLM ? masked_lm.decoder.out : token.out.out;
       const T* logits = task == Task::MaskedLM ? s.masked_lm.logits.data() : s.token_logits.data();
       s.dlogits.resize(static_cast<size_t>(N) * V);
+      if (task == Task::MaskedLM && tp && tp->split())
+        return {nn::vocab_parallel_cross_entropy(masked_lm.vocab, tp, logits, b.labels.data(), s.dlogits.data(), N,
+                                                 norm, s.ce),
+                norm};
       return {kernels::cross_entropy(logits, b.labels.data(), s.dlogits.data(), N, V, norm), norm};
     }
     case Task::QuestionAnswering: {
@@ -149,7 +166,9 @@ std::vector<HeadOutput<T>> EncoderHeads::outputs(const ModelConfig& c, const Bat
                                                  const EncoderHeadState<T>& s) const {
   switch (task) {
     case Task::SequenceClassification: return {{"logits", {b.B, c.num_labels}, s.classifier.logits.data()}};
-    case Task::MaskedLM: return {{"logits", {b.B, b.T, masked_lm.decoder.out}, s.masked_lm.logits.data()}};
+    case Task::MaskedLM:  // split: the logits an inference pass gathered
+      if (s.gathered_logits.size() > 0) return {{"logits", {b.B, b.T, c.vocab_size}, s.gathered_logits.data()}};
+      return {{"logits", {b.B, b.T, masked_lm.decoder.out}, s.masked_lm.logits.data()}};
     case Task::TokenClassification: return {{"logits", {b.B, b.T, token.out.out}, s.token_logits.data()}};
     case Task::QuestionAnswering:
       return {{"start_logits", {b.B, b.T}, s.start_logits.data()}, {"end_logits", {b.B, b.T}, s.end_logits.data()}};
@@ -163,7 +182,8 @@ std::vector<HeadOutput<T>> EncoderHeads::outputs(const ModelConfig& c, const Bat
   template double span_loss<T>(const T*, const T*, const Batch&, T*, T*, double);                                  \
   template const T* EncoderHeads::forward<T>(const ModelConfig&, nn::Flat<T>, const T*, int, int,                  \
                                              const nn::DropoutCtx&, EncoderHeadState<T>&) const;                   \
-  template LossResult EncoderHeads::loss<T>(const ModelConfig&, const Batch&, EncoderHeadState<T>&, double) const; \
+  template LossResult EncoderHeads::loss<T>(const ModelConfig&, const Batch&, EncoderHeadState<T>&, double,        \
+                                            const nn::TensorGroup<T>*) const;                                      \
   template void EncoderHeads::backward<T>(const ModelConfig&, nn::Flat<T>, const T*, int, int,                     \
                                           const nn::DropoutCtx&, EncoderHeadState<T>&, T*) const;                  \
   template std::vector<HeadOutput<T>> EncoderHeads::outputs<T>(const ModelConfig&, const Batch&,                   \

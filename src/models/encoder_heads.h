@@ -19,6 +19,8 @@ struct EncoderHeadState {
   Buffer<T> token_logits;               // [N, num_labels] or QA [N, 2]
   Buffer<T> start_logits, end_logits;   // QA, [B*T] each
   Buffer<T> dlogits;                    // d(loss)/d(the head's first output)
+  Buffer<T> gathered_logits;            // masked LM under tensor parallelism: every rank's columns (inference)
+  nn::VocabParallelCeScratch<T> ce;
   Buffer<T> d_end;                      // QA: d(loss)/d(end_logits)
   Buffer<T> scratch;
 };
@@ -33,8 +35,10 @@ struct EncoderHeads {
   template <typename T>
   const T* forward(const ModelConfig& c, nn::Flat<T> f, const T* h, int B, int T_, const nn::DropoutCtx& drop,
                    EncoderHeadState<T>& s) const;
+  // tp: the tensor-parallel group whose vocabulary slice the masked-LM logits are (null: whole).
   template <typename T>
-  LossResult loss(const ModelConfig& c, const Batch& b, EncoderHeadState<T>& s, double norm) const;
+  LossResult loss(const ModelConfig& c, const Batch& b, EncoderHeadState<T>& s, double norm,
+                  const nn::TensorGroup<T>* tp = nullptr) const;
   // dh [B*T, C] is written.
   template <typename T>
   void backward(const ModelConfig& c, nn::Flat<T> f, const T* h, int B, int T_, const nn::DropoutCtx& drop,

@@ -18,6 +18,14 @@ size_t Model<T>::add_param(const std::string& name, std::vector<int64_t> shape, 
 }
 
 template <typename T>
+size_t Model<T>::add_split_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init,
+                                 int split_dim, int parts, double std) {
+  const size_t off = table_.add_split(name, std::move(shape), no_decay, split_dim, parts, cfg_.tensor_split.degree);
+  init_.push_back({init, -1, std, false});
+  return off;
+}
+
+template <typename T>
 nn::LinearSpec Model<T>::add_linear(const std::string& name, int in, int out, bool bias, double std) {
   nn::LinearSpec s{};
   s.w = add_param(name + ".weight", {out, in}, false, Init::Normal, std);
@@ -38,8 +46,9 @@ nn::LayerNormSpec Model<T>::add_layernorm(const std::string& name, int C, double
 }
 
 template <typename T>
-size_t Model<T>::add_embedding(const std::string& name, int rows, int C, int padding_idx) {
-  const size_t off = add_param(name + ".weight", {rows, C}, false, Init::Normal);
+size_t Model<T>::add_embedding(const std::string& name, int rows, int C, int padding_idx, bool vocab_parallel) {
+  const size_t off = vocab_parallel ? add_split_param(name + ".weight", {rows, C}, false, Init::Normal, 0)
+                                    : add_param(name + ".weight", {rows, C}, false, Init::Normal);
   init_.back().padding_row = padding_idx;
   init_.back().embedding = true;
   return off;
@@ -68,22 +77,28 @@ void Model<T>::init_parameter(std::string_view name, uint64_t seed) {
   const ParamEntry& e = table_.at(name);
   const size_t idx = static_cast<size_t>(&e - table_.entries().data());
   const InitRule& rule = init_[idx];
-  T* p = params_.data() + e.offset;
+  // A tensor-parallel slice draws the unsplit tensor and keeps its part: the values do not
+  // depend on the split.
+  const bool split = !e.replicated() && cfg_.tensor_split.split();
+  std::vector<T> whole(split ? global_numel(e) : 0);
+  T* p = split ? whole.data() : params_.data() + e.offset;
+  const size_t n = split ? whole.size() : e.numel;
   switch (rule.kind) {
-    case Init::One: std::fill(p, p + e.numel, T(1)); break;
-    case Init::Zero: std::fill(p, p + e.numel, T(0)); break;
+    case Init::One: std::fill(p, p + n, T(1)); break;
+    case Init::Zero: std::fill(p, p + n, T(0)); break;
     case Init::Normal: {
       const CounterRng rng(seed, idx);
       const double std = rule.std >= 0 ? rule.std : cfg_.initializer_range;
 #pragma omp parallel for schedule(static)
-      for (size_t i = 0; i < e.numel; ++i) p[i] = static_cast<T>(rng.normal(i) * std);
+      for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(rng.normal(i) * std);
       if (rule.padding_row >= 0) {
-        const size_t cols = static_cast<size_t>(e.shape[1]);
+        const size_t cols = static_cast<size_t>(e.global_shape[1]);
         std::fill(p + rule.padding_row * cols, p + (rule.padding_row + 1) * cols, T(0));
       }
       break;
     }
   }
+  if (split) take_slice(e, cfg_.tensor_split, whole.data(), params_.data() + e.offset);
 }
 
 template <typename T>

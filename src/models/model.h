@@ -26,6 +26,7 @@
 #include "models/param_table.h"
 #include "nn/activation_policy.h"
 #include "nn/flat.h"
+#include "nn/tensor_group.h"
 #include "tensor/buffer.h"
 
 namespace strata {
@@ -83,7 +84,14 @@ class Model {
   // lm_head.weight), each with the table name it aliases.
   const std::vector<std::pair<std::string, std::string>>& tied_aliases() const { return aliases_; }
 
-  // HF's _init_weights for this architecture: deterministic in (seed, parameter), any thread count.
+  // Tensor parallelism: config().tensor_split says which slice of each split parameter this
+  // model holds (ParamEntry::split_dim); the group's collectives come from the caller (train/
+  // binds them to the tensor-parallel communicator) and must be set before any pass runs.
+  const TensorSplit& tensor_split() const { return cfg_.tensor_split; }
+  void set_tensor_group(nn::TensorGroup<T> group) { tp_ = std::move(group); }
+
+  // HF's _init_weights for this architecture: deterministic in (seed, parameter), any thread
+  // count; a tensor-parallel slice gets its part of the unsplit tensor's values.
   void init_weights(uint64_t seed);
   void init_parameter(std::string_view name, uint64_t seed);  // one tensor, same rule and stream
 
@@ -169,8 +177,16 @@ class Model {
   enum class Init { Normal, One, Zero };
   nn::LinearSpec add_linear(const std::string& name, int in, int out, bool bias = true, double std = -1);
   nn::LayerNormSpec add_layernorm(const std::string& name, int C, double eps);
-  size_t add_embedding(const std::string& name, int rows, int C, int padding_idx);
+  // vocab_parallel: rows split over the tensor-parallel ranks (nn/vocab_parallel.h).
+  size_t add_embedding(const std::string& name, int rows, int C, int padding_idx, bool vocab_parallel = false);
   size_t add_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init, double std = -1);
+  // A parameter split over the tensor-parallel ranks (ParamTable::add_split); `shape` is HF's.
+  size_t add_split_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init, int split_dim,
+                         int parts = 1, double std = -1);
+  // The flat buffers with the tensor-parallel group, for the layers.
+  nn::Flat<T> flat_for_forward() const { return {params_.data(), nullptr, tp_group()}; }
+  nn::Flat<T> flat_for_backward() { return {params_.data(), grads_.data(), tp_group()}; }
+  const nn::TensorGroup<T>* tp_group() const { return tp_.split() ? &tp_ : nullptr; }
   // Sizes and zeroes the flat buffers once the table is complete.
   void allocate();
 
@@ -178,6 +194,7 @@ class Model {
   ParamTable table_;
   std::vector<std::pair<std::string, std::string>> aliases_;
   Buffer<T> params_, grads_;
+  nn::TensorGroup<T> tp_;
 
  private:
   struct InitRule {

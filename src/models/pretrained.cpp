@@ -71,10 +71,16 @@ LoadReport fill_from_checkpoint(Model<T>& model, const std::string& dir, uint64_
     if (t->dtype != DType::F32 && t->dtype != DType::F64 && t->dtype != DType::F16 && t->dtype != DType::BF16)
       fail(dir, ": tensor '", t->name, "' has dtype ", dtype_name(t->dtype),
            "; model weights must be F32, F16, BF16 or F64");
-    if (t->shape != e.shape)
+    if (t->shape != e.global_shape)
       fail(dir, ": tensor '", t->name, "' has shape ", shape_str(t->shape), " but config.json implies ",
-           shape_str(e.shape), " for ", e.name);
-    io::convert_to<T>(*t, model.params().data() + e.offset);
+           shape_str(e.global_shape), " for ", e.name);
+    if (e.replicated() || !model.tensor_split().split()) {
+      io::convert_to<T>(*t, model.params().data() + e.offset);
+    } else {  // a tensor-parallel rank keeps its slice of the HF tensor
+      std::vector<T> whole(global_numel(e));
+      io::convert_to<T>(*t, whole.data());
+      take_slice(e, model.tensor_split(), whole.data(), model.params().data() + e.offset);
+    }
   }
   for (const auto& [alias, target] : model.tied_aliases()) {
     auto it = by_model_name.find(alias);
@@ -120,6 +126,8 @@ void load_weights(Model<T>& model, const std::string& dir) {
 
 template <typename T>
 void save_pretrained(const Model<T>& model, const std::string& dir) {
+  STRATA_CHECK(!model.tensor_split().split(), "save_pretrained writes a whole model; a tensor-parallel rank's "
+               "slices are gathered first (train/tensor_parallel.h)");
   std::filesystem::create_directories(dir);
   std::vector<io::TensorToWrite> tensors;
   std::vector<Buffer<float>> converted;  // fp64 models are saved as fp32, as HF models are

@@ -30,18 +30,25 @@ const char* Architecture::class_suffix(Task t) const {
   return nullptr;
 }
 
-template <>
-std::unique_ptr<Model<float>> make_model<float>(const ModelConfig& c) {
+namespace {
+const Architecture& architecture_for(const ModelConfig& c) {
   const Architecture* a = find_architecture(c.model_type);
   if (!a) fail("model_type '", c.model_type, "' is not supported");
-  return a->make_f32(c);
+  if (c.tensor_split.split() && !a->tensor_parallel)
+    fail("model_type '", c.model_type, "' has no tensor-parallel layers (tensor_parallel_degree ",
+         c.tensor_split.degree, ")");
+  return *a;
+}
+}  // namespace
+
+template <>
+std::unique_ptr<Model<float>> make_model<float>(const ModelConfig& c) {
+  return architecture_for(c).make_f32(c);
 }
 
 template <>
 std::unique_ptr<Model<double>> make_model<double>(const ModelConfig& c) {
-  const Architecture* a = find_architecture(c.model_type);
-  if (!a) fail("model_type '", c.model_type, "' is not supported");
-  return a->make_f64(c);
+  return architecture_for(c).make_f64(c);
 }
 
 }  // namespace strata

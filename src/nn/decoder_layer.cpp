@@ -2,25 +2,32 @@
 
 #include <algorithm>
 
+#include "util/error.h"
+
 namespace strata::nn {
 
 namespace {
 enum Stream : uint64_t { kAttnProbs = 0, kAttnResid = 1, kMlpResid = 2 };
 
 kernels::AttentionShape attention_shape(const DecoderLayerSpec& s, int B, int T_, const DropoutCtx& drop) {
-  kernels::AttentionShape as{B, T_, s.c_attn.in, s.num_heads, drop.p(s.attn_dropout), drop.seed, s.stream + kAttnProbs};
+  kernels::AttentionShape as{B, T_, s.c_attn.out / 3, s.num_heads, drop.p(s.attn_dropout), drop.seed,
+                            s.stream + kAttnProbs};
   as.causal = true;
+  as.heads_total = s.heads_total;
+  as.head0 = s.head0;
   as.scale_scores = s.scale_attn;
   return as;
 }
 
-// Buffers of one call over N = B*T positions; probs holds `probs` values.
+// Buffers of one call over N = B*T positions; probs holds `probs` values. Ca: this rank's
+// attention width (C unsplit), F: its MLP width.
 template <typename T>
-void size_saved(DecoderLayerSaved<T>& sv, int N, int C, int F, size_t probs) {
-  const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
-  for (Buffer<T>* b : {&sv.a1, &sv.ctx, &sv.h, &sv.a2, &sv.out}) b->resize(NC);
+void size_saved(DecoderLayerSaved<T>& sv, int N, int C, int Ca, int F, size_t probs) {
+  const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F, NCa = static_cast<size_t>(N) * Ca;
+  for (Buffer<T>* b : {&sv.a1, &sv.h, &sv.a2, &sv.out}) b->resize(NC);
   for (Buffer<T>* b : {&sv.mean1, &sv.rstd1, &sv.mean2, &sv.rstd2}) b->resize(N);
-  sv.qkv.resize(3 * NC);
+  sv.ctx.resize(NCa);
+  sv.qkv.resize(3 * NCa);
   sv.probs.resize(probs);
   sv.pre.resize(NF);
   sv.act.resize(NF);
@@ -38,14 +45,14 @@ template <typename T>
 void after_attention(const DecoderLayerSpec& s, Flat<T> f, const T* x, int N, const DropoutCtx& drop,
                      DecoderLayerSaved<T>& sv) {
   const size_t NC = static_cast<size_t>(N) * s.c_attn.in, NF = static_cast<size_t>(N) * s.c_fc.out;
-  conv1d_forward(s.attn_proj, f, sv.ctx.data(), sv.h.data(), N);
+  row_parallel_conv1d_forward(s.attn_proj, f, sv.ctx.data(), sv.h.data(), N);
   kernels::dropout_forward(sv.h.data(), sv.h.data(), NC, drop.p(s.resid_dropout), drop.seed, s.stream + kAttnResid);
   kernels::add(sv.h.data(), x, sv.h.data(), NC);
 
   layernorm_forward(s.ln_2, f, sv.h.data(), sv.a2.data(), sv.mean2.data(), sv.rstd2.data(), N);
   conv1d_forward(s.c_fc, f, sv.a2.data(), sv.pre.data(), N);
   kernels::activation_forward(s.act, sv.pre.data(), sv.act.data(), NF);
-  conv1d_forward(s.mlp_proj, f, sv.act.data(), sv.out.data(), N);
+  row_parallel_conv1d_forward(s.mlp_proj, f, sv.act.data(), sv.out.data(), N);
   kernels::dropout_forward(sv.out.data(), sv.out.data(), NC, drop.p(s.resid_dropout), drop.seed, s.stream + kMlpResid);
   kernels::add(sv.out.data(), sv.h.data(), sv.out.data(), NC);
 }
@@ -55,7 +62,7 @@ template <typename T>
 void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
                            const DropoutCtx& drop, DecoderLayerSaved<T>& sv) {
   const int N = B * T_;
-  size_saved(sv, N, s.c_attn.in, s.c_fc.out, static_cast<size_t>(B) * s.num_heads * T_ * T_);
+  size_saved(sv, N, s.c_attn.in, s.c_attn.out / 3, s.c_fc.out, static_cast<size_t>(B) * s.num_heads * T_ * T_);
   before_attention(s, f, x, N, sv);
   kernels::attention_forward(attention_shape(s, B, T_, drop), sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
   after_attention(s, f, x, N, drop, sv);
@@ -65,7 +72,8 @@ template <typename T>
 void decoder_layer_decode(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int n, DecoderLayerCache<T>& cache,
                           DecoderLayerSaved<T>& sv) {
   const int N = B * n, C = s.c_attn.in, Tk = cache.len + n;
-  size_saved(sv, N, C, s.c_fc.out, static_cast<size_t>(B) * s.num_heads * n * Tk);
+  STRATA_CHECK(!(f.tp && f.tp->split()), "decoding with a key/value cache runs on an unsplit model");
+  size_saved(sv, N, C, C, s.c_fc.out, static_cast<size_t>(B) * s.num_heads * n * Tk);
   before_attention(s, f, x, N, sv);
   // Append the new keys and values (columns C..3C of qkv) to each row's cache.
   for (int b = 0; b < B; ++b)
@@ -89,7 +97,7 @@ void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, in
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
   for (Buffer<T>* b : {&sc.d_h, &sc.d_c1, &sc.d_c2}) b->resize(NC);
   sc.d_f.resize(NF);
-  sc.d_qkv.resize(3 * NC);
+  sc.d_qkv.resize(static_cast<size_t>(N) * s.c_attn.out);
   T* d_h = sc.d_h.data();
   T* d_t = sc.d_c1.data();
   T* d_a = sc.d_c2.data();
@@ -99,6 +107,7 @@ void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, in
   conv1d_backward(s.mlp_proj, f, sv.act.data(), d_t, sc.d_f.data(), N);
   kernels::activation_backward(s.act, sv.pre.data(), sc.d_f.data(), sc.d_f.data(), NF);
   conv1d_backward(s.c_fc, f, sv.a2.data(), sc.d_f.data(), d_a, N);
+  tp_sum(f.tp, d_a, NC);  // f: the column-parallel c_fc's partial input gradients
   layernorm_backward(s.ln_2, f, sv.h.data(), sv.mean2.data(), sv.rstd2.data(), d_a, d_h, N);
   kernels::add(d_h, dout, d_h, NC);
 
@@ -110,6 +119,7 @@ void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, in
                               sc.d_qkv.data());
   T* d_a1 = d_t;
   conv1d_backward(s.c_attn, f, sv.a1.data(), sc.d_qkv.data(), d_a1, N);
+  tp_sum(f.tp, d_a1, NC);  // f: the column-parallel c_attn's partial input gradients
   layernorm_backward(s.ln_1, f, x, sv.mean1.data(), sv.rstd1.data(), d_a1, dx, N);
   kernels::add(dx, d_h, dx, NC);
 }

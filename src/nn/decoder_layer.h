@@ -12,6 +12,12 @@
 
 namespace strata::nn {
 
+// Under tensor parallelism (Flat::tp split over P ranks) a rank holds heads head0 ..
+// head0 + num_heads - 1 and F/P MLP columns: c_attn is column-parallel ([C, 3C/P], its q | k | v
+// slices), attn_proj row-parallel ([C/P, C]), c_fc column-parallel ([C, F/P]), mlp_proj
+// row-parallel ([F/P, C]); layer norms and the row-parallel biases are whole on every rank.
+// Forward sums the two row-parallel outputs over the group, backward the two column-parallel
+// input gradients: one all-reduce per sublayer each way, as Megatron-LM does.
 struct DecoderLayerSpec {
   LayerNormSpec ln_1;
   LinearSpec c_attn;     // Conv1D [C, 3C]: q | k | v
@@ -19,7 +25,9 @@ struct DecoderLayerSpec {
   LayerNormSpec ln_2;
   LinearSpec c_fc;       // Conv1D [C, F]
   LinearSpec mlp_proj;   // Conv1D [F, C]
-  int num_heads;
+  int num_heads;         // heads on this rank
+  int heads_total = 0;   // heads of the whole layer (0: num_heads, unsplit)
+  int head0 = 0;         // the first of this rank's heads
   bool scale_attn;  // divide scores by sqrt(HS)
   kernels::Activation act;
   float attn_dropout;   // on attention probabilities (attn_pdrop)
@@ -30,9 +38,9 @@ struct DecoderLayerSpec {
 template <typename T>
 struct DecoderLayerSaved {
   Buffer<T> a1, mean1, rstd1;  // LN1 output and stats
-  Buffer<T> qkv;               // [N, 3C]
-  Buffer<T> probs;             // [B, NH, T, T]
-  Buffer<T> ctx;               // [N, C]
+  Buffer<T> qkv;               // [N, 3C] (this rank's heads: 3C/P)
+  Buffer<T> probs;             // [B, NH, T, T] (NH/P)
+  Buffer<T> ctx;               // [N, C] (C/P)
   Buffer<T> h;                 // residual stream after attention (LN2 input)
   Buffer<T> a2, mean2, rstd2;  // LN2 output and stats
   Buffer<T> pre, act;          // MLP pre-activation and activation [N, F]
@@ -41,9 +49,10 @@ struct DecoderLayerSaved {
   std::array<Buffer<T>*, 12> for_backward() {
     return {&a1, &mean1, &rstd1, &qkv, &probs, &ctx, &h, &a2, &mean2, &rstd2, &pre, &act};
   }
-  // Values of for_backward() for batch B x T (what forward allocates besides `out`).
-  static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_) {
-    return 7 * N * C + 4 * N + B * NH * T_ * T_ + 2 * N * F;
+  // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
+  // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.
+  static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_, size_t tp = 1) {
+    return 3 * N * C + 4 * N * C / tp + 4 * N + B * (NH / tp) * T_ * T_ + 2 * N * (F / tp);
   }
 };
 
@@ -51,8 +60,8 @@ template <typename T>
 struct DecoderLayerScratch {
   Buffer<T> d_h, d_c1, d_c2;  // [N, C]
   Buffer<T> d_f;              // [N, F]
-  Buffer<T> d_qkv;            // [N, 3C]
-  static size_t values(size_t N, size_t C, size_t F) { return 6 * N * C + N * F; }
+  Buffer<T> d_qkv;            // [N, 3C] (3C/P)
+  static size_t values(size_t N, size_t C, size_t F, size_t tp = 1) { return 3 * N * C + 3 * N * C / tp + N * F / tp; }
 };
 
 // Keys and values of one block's earlier positions, for incremental decoding: [B, capacity, C]

@@ -4,6 +4,15 @@ namespace strata::nn {
 
 namespace {
 enum Stream : uint64_t { kAttnProbs = 0, kAttnOut = 1, kFfnOut = 2 };
+
+// This rank's heads: its width qkv.out / 3, the dropout masks of those heads among all.
+kernels::AttentionShape attention_shape(const EncoderLayerSpec& s, int B, int T_, const DropoutCtx& drop) {
+  kernels::AttentionShape as{B, T_, s.qkv.out / 3, s.num_heads, drop.p(s.attn_dropout), drop.seed,
+                            s.stream + kAttnProbs};
+  as.heads_total = s.heads_total;
+  as.head0 = s.head0;
+  return as;
+}
 }
 
 template <typename T>
@@ -11,25 +20,24 @@ void encoder_layer_forward(const EncoderLayerSpec& s, Flat<T> f, const T* x, con
                            const DropoutCtx& drop, EncoderLayerSaved<T>& sv) {
   const int N = B * T_, C = s.qkv.in, F = s.ffn_in.out;
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
-  sv.qkv.resize(NC * 3);
+  sv.qkv.resize(static_cast<size_t>(N) * s.qkv.out);
   sv.probs.resize(static_cast<size_t>(B) * s.num_heads * T_ * T_);
-  sv.ctx.resize(NC);
+  sv.ctx.resize(static_cast<size_t>(N) * s.attn_out.in);
   for (Buffer<T>* b : {&sv.h1, &sv.a, &sv.h2, &sv.out}) b->resize(NC);
   for (Buffer<T>* b : {&sv.mean1, &sv.rstd1, &sv.mean2, &sv.rstd2}) b->resize(N);
   sv.pre.resize(NF);
   sv.act.resize(NF);
 
   linear_forward(s.qkv, f, x, sv.qkv.data(), N);
-  const kernels::AttentionShape as{B, T_, C, s.num_heads, drop.p(s.attn_dropout), drop.seed, s.stream + kAttnProbs};
-  kernels::attention_forward(as, sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
-  linear_forward(s.attn_out, f, sv.ctx.data(), sv.h1.data(), N);
+  kernels::attention_forward(attention_shape(s, B, T_, drop), sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
+  row_parallel_linear_forward(s.attn_out, f, sv.ctx.data(), sv.h1.data(), N);
   kernels::dropout_forward(sv.h1.data(), sv.h1.data(), NC, drop.p(s.attn_out_dropout), drop.seed, s.stream + kAttnOut);
   kernels::add(sv.h1.data(), x, sv.h1.data(), NC);
   layernorm_forward(s.ln_attn, f, sv.h1.data(), sv.a.data(), sv.mean1.data(), sv.rstd1.data(), N);
 
   kernels::linear_act_forward(s.act, sv.a.data(), f.p + s.ffn_in.w, f.p + s.ffn_in.b, sv.pre.data(), sv.act.data(),
                               N, C, F);
-  linear_forward(s.ffn_out, f, sv.act.data(), sv.h2.data(), N);
+  row_parallel_linear_forward(s.ffn_out, f, sv.act.data(), sv.h2.data(), N);
   kernels::dropout_forward(sv.h2.data(), sv.h2.data(), NC, drop.p(s.ffn_dropout), drop.seed, s.stream + kFfnOut);
   kernels::add(sv.h2.data(), sv.a.data(), sv.h2.data(), NC);
   layernorm_forward(s.ln_out, f, sv.h2.data(), sv.out.data(), sv.mean2.data(), sv.rstd2.data(), N);
@@ -43,7 +51,7 @@ void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, in
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
   for (Buffer<T>* b : {&sc.d_c1, &sc.d_c2, &sc.d_c3}) b->resize(NC);
   sc.d_f.resize(NF);
-  sc.d_qkv.resize(NC * 3);
+  sc.d_qkv.resize(static_cast<size_t>(N) * s.qkv.out);
   T* d_h2 = sc.d_c1.data();  // gradient at LN2's input: residual branch and FFN branch
   T* d_t = sc.d_c2.data();
   T* d_a = sc.d_c3.data();
@@ -53,6 +61,7 @@ void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, in
   linear_backward(s.ffn_out, f, sv.act.data(), d_t, sc.d_f.data(), N);
   kernels::activation_backward(s.act, sv.pre.data(), sc.d_f.data(), sc.d_f.data(), NF);
   linear_backward(s.ffn_in, f, sv.a.data(), sc.d_f.data(), d_a, N);
+  tp_sum(f.tp, d_a, NC);  // f: the column-parallel ffn_in's partial input gradients
   kernels::add(d_a, d_h2, d_a, NC);
 
   T* d_h1 = sc.d_c1.data();  // d_h2 is consumed: reuse its storage
@@ -60,9 +69,10 @@ void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, in
   kernels::dropout_backward(d_h1, d_t, NC, drop.p(s.attn_out_dropout), drop.seed, s.stream + kAttnOut);
   T* d_ctx = sc.d_c3.data();  // d_a is consumed
   linear_backward(s.attn_out, f, sv.ctx.data(), d_t, d_ctx, N);
-  const kernels::AttentionShape as{B, T_, C, s.num_heads, drop.p(s.attn_dropout), drop.seed, s.stream + kAttnProbs};
-  kernels::attention_backward(as, sv.qkv.data(), sv.probs.data(), d_ctx, sc.d_qkv.data());
+  kernels::attention_backward(attention_shape(s, B, T_, drop), sv.qkv.data(), sv.probs.data(), d_ctx,
+                              sc.d_qkv.data());
   linear_backward(s.qkv, f, x, sc.d_qkv.data(), dx, N);
+  tp_sum(f.tp, dx, NC);  // f: the column-parallel qkv's partial input gradients
   kernels::add(dx, d_h1, dx, NC);
 }
 

@@ -11,13 +11,20 @@
 
 namespace strata::nn {
 
+// Under tensor parallelism (Flat::tp split over P ranks) a rank holds heads head0 ..
+// head0 + num_heads - 1 and F/P FFN columns: qkv is column-parallel (its rows of q, of k and of
+// v: [3C/P, C]), attn_out row-parallel ([C, C/P]), ffn_in column-parallel ([F/P, C]), ffn_out
+// row-parallel ([C, F/P]); layer norms and the row-parallel biases are whole on every rank. One
+// all-reduce per sublayer each way, as nn/decoder_layer.h.
 struct EncoderLayerSpec {
   LinearSpec qkv;  // q, k, v weights (and biases) are contiguous: one [3C, C] GEMM
   LinearSpec attn_out;
   LayerNormSpec ln_attn;
   LinearSpec ffn_in, ffn_out;
   LayerNormSpec ln_out;
-  int num_heads;
+  int num_heads;        // heads on this rank
+  int heads_total = 0;  // heads of the whole layer (0: num_heads, unsplit)
+  int head0 = 0;        // the first of this rank's heads
   kernels::Activation act;
   float attn_dropout;      // on attention probabilities
   float attn_out_dropout;  // after the attention output projection (0 in DistilBERT)
@@ -27,9 +34,9 @@ struct EncoderLayerSpec {
 
 template <typename T>
 struct EncoderLayerSaved {
-  Buffer<T> qkv;           // [N, 3C]
-  Buffer<T> probs;         // [B, NH, T, T]
-  Buffer<T> ctx;           // [N, C]
+  Buffer<T> qkv;           // [N, 3C] (this rank's heads: 3C/P)
+  Buffer<T> probs;         // [B, NH, T, T] (NH/P)
+  Buffer<T> ctx;           // [N, C] (C/P)
   Buffer<T> h1, mean1, rstd1, a;  // LN1 input, stats, output
   Buffer<T> pre, act;      // FFN pre-activation and activation [N, F]
   Buffer<T> h2, mean2, rstd2, out;  // LN2 input, stats, output (the next layer's input)
@@ -37,9 +44,10 @@ struct EncoderLayerSaved {
   std::array<Buffer<T>*, 12> for_backward() {
     return {&qkv, &probs, &ctx, &h1, &mean1, &rstd1, &a, &pre, &act, &h2, &mean2, &rstd2};
   }
-  // Values of for_backward() for batch B x T (what forward allocates besides `out`).
-  static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_) {
-    return 7 * N * C + 4 * N + B * NH * T_ * T_ + 2 * N * F;
+  // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
+  // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.
+  static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_, size_t tp = 1) {
+    return 3 * N * C + 4 * N * C / tp + 4 * N + B * (NH / tp) * T_ * T_ + 2 * N * (F / tp);
   }
 };
 

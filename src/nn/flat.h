@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/ops.h"
+#include "nn/tensor_group.h"
 
 namespace strata::nn {
 
@@ -13,6 +14,8 @@ template <typename T>
 struct Flat {
   const T* p;  // parameters
   T* g;        // gradients (accumulated into)
+  // The tensor-parallel group whose slices p and g hold (nn/tensor_group.h); null: unsplit.
+  const TensorGroup<T>* tp = nullptr;
 };
 
 struct LinearSpec {
@@ -57,6 +60,28 @@ template <typename T>
 inline void conv1d_backward(const LinearSpec& s, Flat<T> f, const T* x, const T* dy, T* dx, int N) {
   kernels::conv1d_backward(x, f.p + s.w, dy, dx, f.g + s.w, s.b == LinearSpec::kNoBias ? nullptr : f.g + s.b, N, s.in,
                            s.out);
+}
+
+// Row-parallel Conv1D (Megatron): the input is split along `in`, each rank holds those rows of
+// W; the partial products are summed over the group (operator g) and the bias, which every
+// rank holds whole, is added once: by rank 0 before the sum. Its backward is conv1d_backward:
+// dx is this rank's slice, db the full column sums (the same on every rank).
+template <typename T>
+inline void row_parallel_conv1d_forward(const LinearSpec& s, Flat<T> f, const T* x, T* y, int N) {
+  LinearSpec mine = s;
+  if (f.tp && f.tp->split() && f.tp->rank != 0) mine.b = LinearSpec::kNoBias;
+  conv1d_forward(mine, f, x, y, N);
+  tp_sum(f.tp, y, static_cast<size_t>(N) * s.out);
+}
+
+// Row-parallel Linear (PyTorch layout, W [out, in] with this rank's `in` columns): as
+// row_parallel_conv1d_forward.
+template <typename T>
+inline void row_parallel_linear_forward(const LinearSpec& s, Flat<T> f, const T* x, T* y, int N) {
+  LinearSpec mine = s;
+  if (f.tp && f.tp->split() && f.tp->rank != 0) mine.b = LinearSpec::kNoBias;
+  linear_forward(mine, f, x, y, N);
+  tp_sum(f.tp, y, static_cast<size_t>(N) * s.out);
 }
 
 template <typename T>

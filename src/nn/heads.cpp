@@ -60,6 +60,7 @@ void masked_lm_head_backward(const MaskedLMHeadSpec& s, Flat<T> f, const T* h, i
   T* d_normed = scratch.data();
   T* d_act = scratch.data() + NC;
   linear_backward(s.decoder, f, sv.normed.data(), dlogits, d_normed, N);
+  tp_sum(f.tp, d_normed, NC);  // a vocabulary-parallel decoder: each rank's columns' share
   layernorm_backward(s.ln, f, sv.act.data(), sv.mean.data(), sv.rstd.data(), d_normed, d_act, N);
   kernels::activation_backward(s.act, sv.pre.data(), d_act, d_act, NC);
   linear_backward(s.dense, f, h, d_act, dh, N);

@@ -1,6 +1,7 @@
 // Task heads on top of the encoder's last hidden state h [B*T, C].
 #pragma once
 #include "nn/flat.h"
+#include "nn/vocab_parallel.h"
 #include "tensor/buffer.h"
 
 namespace strata::nn {
@@ -38,6 +39,7 @@ struct MaskedLMHeadSpec {
   kernels::Activation act;
   LayerNormSpec ln;
   LinearSpec decoder;  // w = word embedding table [V, C], b = the head's own bias [V]
+  VocabSlice vocab;    // under tensor parallelism: this rank's rows of both (decoder.out of them)
 };
 
 template <typename T>

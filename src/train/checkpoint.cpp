@@ -109,7 +109,7 @@ std::string save_checkpoint(const std::string& output_dir, const Model<float>& m
 }
 
 TrainerState load_checkpoint_state(const std::string& dir, const Model<float>& model, Optimizer<float>& opt) {
-  read_optimizer_state(dir, model.table(), opt);
+  read_optimizer_state(dir, model.table(), opt, model.tensor_split());
   const nlohmann::json hf = io::read_json_file((fs::path(dir) / "trainer_state.json").string());
   const fs::path resume = fs::path(dir) / "strata_state.json";
   if (fs::exists(resume)) return TrainerState::from_json(hf, io::read_json_file(resume.string()), dir);

@@ -13,8 +13,9 @@ DataParallelStep::DataParallelStep(dist::Communicator* comm, Model<float>& model
     : DataParallelStep(comm, model, 0, model.grads().size(), zero_stage, bucket_cap_mb) {}
 
 DataParallelStep::DataParallelStep(dist::Communicator* comm, Model<float>& model, size_t begin, size_t end,
-                                   int zero_stage, double bucket_cap_mb)
+                                   int zero_stage, double bucket_cap_mb, dist::Communicator* tensor)
     : comm_(comm && comm->size() > 1 ? comm : nullptr),
+      tensor_(tensor && tensor->size() > 1 ? tensor : nullptr),
       model_(model),
       begin_(begin),
       end_(end),
@@ -69,14 +70,42 @@ void DataParallelStep::sample_gradient_residency() {
   peak_grad_bytes_ = std::max(peak_grad_bytes_, resident_bytes(g + begin_, (end_ - begin_) * sizeof(float)));
 }
 
+std::vector<std::pair<size_t, size_t>> DataParallelStep::replicated_runs() const {
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (const ParamEntry& e : model_.table().entries()) {
+    const size_t b = std::max(e.offset, owned_begin()), x = std::min(e.offset + e.numel, owned_end());
+    if (!e.replicated() || b >= x) continue;
+    if (!runs.empty() && runs.back().second == b)
+      runs.back().second = x;
+    else
+      runs.emplace_back(b, x);
+  }
+  return runs;
+}
+
 double DataParallelStep::clip(double max_norm, dist::Communicator* stages) {
   float* g = model_.grads().data() + owned_begin();
   const size_t n = owned_end() - owned_begin();
-  double sq = kernels::sum_squares(g, n);
-  // Each slice (and each stage's window) holds its part of the sum.
-  if (sharded()) comm_->all_reduce_sum(&sq, 1, "gradient norm");
-  if (stages && stages->size() > 1) stages->all_reduce_sum(&sq, 1, "gradient norm over stages");
-  const double norm = std::sqrt(sq);
+  // sq[0]: every parameter's squares but (tensor parallel) the replicated ones, in sq[1].
+  double sq[2] = {0, 0};
+  if (!tensor_) {
+    sq[0] = kernels::sum_squares(g, n);
+  } else {
+    size_t at = owned_begin();
+    const float* base = model_.grads().data();
+    for (const auto& [b, e] : replicated_runs()) {
+      sq[0] += kernels::sum_squares(base + at, b - at);
+      sq[1] += kernels::sum_squares(base + b, e - b);
+      at = e;
+    }
+    sq[0] += kernels::sum_squares(base + at, owned_end() - at);
+  }
+  // Each slice (and each stage's window) holds its part of the sum; each tensor-parallel rank
+  // its slices of the split parameters.
+  if (sharded()) comm_->all_reduce_sum(sq, 2, "gradient norm");
+  if (stages && stages->size() > 1) stages->all_reduce_sum(sq, 2, "gradient norm over stages");
+  if (tensor_) tensor_->all_reduce_sum(sq, 1, "gradient norm over tensor-parallel slices");
+  const double norm = std::sqrt(sq[0] + sq[1]);
   if (max_norm > 0) {
     const double coef = max_norm / (norm + 1e-6);
     if (coef < 1) kernels::scale(g, n, static_cast<float>(coef));

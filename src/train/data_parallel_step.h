@@ -19,6 +19,8 @@
 // group is the ranks of the same stage, and the gradient norm also sums over the stages.
 #pragma once
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "dist/communicator.h"
 #include "dist/flat_shards.h"
@@ -34,8 +36,10 @@ class DataParallelStep {
   // [begin, end): the window of the flat buffers this rank's stage owns (all of it without a
   // pipeline).
   DataParallelStep(dist::Communicator* comm, Model<float>& model, int zero_stage, double bucket_cap_mb);
+  // tensor: the tensor-parallel group whose slices the model holds (null: unsplit), over
+  // which the gradient norm also sums.
   DataParallelStep(dist::Communicator* comm, Model<float>& model, size_t begin, size_t end, int zero_stage,
-                   double bucket_cap_mb);
+                   double bucket_cap_mb, dist::Communicator* tensor = nullptr);
 
   int zero_stage() const { return stage_; }
   bool sharded() const { return stage_ > 0 && ranks() > 1; }  // the optimizer owns a slice
@@ -54,6 +58,8 @@ class DataParallelStep {
   // The global L2 norm of the summed gradients; when max_norm > 0, scales them by
   // max_norm / (norm + 1e-6) if that is below 1 (torch.nn.utils.clip_grad_norm_). Returns the
   // norm before clipping. `stages`: the pipeline group, whose windows the norm also covers.
+  // Under tensor parallelism the split parameters' squares are summed over the group and the
+  // replicated ones (the same gradient on every rank, by construction) counted once.
   double clip(double max_norm, dist::Communicator* stages = nullptr);
   // The optimizer step over the owned slice, then (sharded) the all-gather of the parameters.
   void update(Optimizer<float>& opt, double lr);
@@ -68,9 +74,12 @@ class DataParallelStep {
 
  private:
   bool reduces(int i, int n) const { return reducer_ && (stage_ == 2 || i == n - 1); }
+  // The replicated parameters' runs of the owned slice, [begin, end) flat offsets.
+  std::vector<std::pair<size_t, size_t>> replicated_runs() const;
   void sample_gradient_residency();
 
   dist::Communicator* comm_;
+  dist::Communicator* tensor_;
   Model<float>& model_;
   size_t begin_, end_;  // the window
   int stage_;

@@ -56,6 +56,7 @@ RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp,
   const size_t slice = dist::FlatShards(n, dp).size(0) * sizeof(float);
   RankMemoryPlan p;
   p.dp = dp;
+  p.tp = model.tensor_split().degree;
   p.zero_stage = zero_stage;
   p.parameters = whole.parameters;
   p.activation_policy = activations;
@@ -109,6 +110,7 @@ RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s,
   const bool sharded = dp > 1 && zero_stage > 0;
   RankMemoryPlan p;
   p.dp = dp;
+  p.tp = model.tensor_split().degree;
   p.zero_stage = zero_stage;
   p.optimizer_states = optimizer_states;
   p.activation_policy = activations;
@@ -151,7 +153,8 @@ RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s,
 
 std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
   std::string out = cat("memory plan per rank (fp32, ", p.optimizer_states == 2 ? "AdamW" : "SGD", "; data parallel ",
-                        p.dp, ", ZeRO stage ", p.zero_stage, "; batch ", B, " x seq ", T, " per rank",
+                        p.dp, ", ZeRO stage ", p.zero_stage, p.tp > 1 ? cat("; tensor parallel ", p.tp) : std::string(),
+                        "; batch ", B, " x seq ", T, " per rank",
                         p.stage >= 0 ? cat("; pipeline stage ", p.stage, " of ", p.stages, ", up to ", p.in_flight,
                                            " micro-batches of ", p.micro_rows, " rows in flight")
                                      : std::string(),

@@ -20,6 +20,7 @@ namespace strata {
 
 struct RankMemoryPlan {
   int dp = 1, zero_stage = 0, optimizer_states = 2;
+  int tp = 1;  // tensor parallelism: the model's table and activations are one rank's slices
   nn::ActivationPolicy activation_policy;
   int stage = -1, stages = 1, in_flight = 1, micro_rows = 0;  // under pipeline parallelism
   size_t parameters = 0;

@@ -55,51 +55,97 @@ nlohmann::json table_json(const ParamTable& table) {
   return params;
 }
 
-void read_full(const std::string& dir, const ParamTable& table, Optimizer<float>& opt) {
+// The part of entry e that opt owns, from the whole tensor `whole(e)` returns (HF's shape):
+// under tensor parallelism this rank's slice of it.
+template <typename WholeFn>
+void fill_owned(const ParamEntry& e, const TensorSplit& split, Optimizer<float>& opt, float* state, WholeFn whole) {
+  const size_t b = std::max(e.offset, opt.begin()), end = std::min(e.offset + e.numel, opt.end());
+  if (b >= end) return;
+  const std::vector<float> all = whole(e);
+  const float* src = all.data();
+  std::vector<float> mine;
+  if (!e.replicated() && split.split()) {
+    mine.resize(e.numel);
+    take_slice(e, split, all.data(), mine.data());
+    src = mine.data();
+  }
+  std::copy_n(src + (b - e.offset), end - b, state + (b - opt.begin()));
+}
+
+void read_full(const std::string& dir, const ParamTable& table, Optimizer<float>& opt, const TensorSplit& split) {
   const std::string path = (fs::path(dir) / kFullFile).string();
   const io::SafetensorsFile f(path);
   auto meta = f.metadata();
   check_optimizer(path, meta["optimizer"], opt);
   for (auto& [kind, buf] : opt.state_buffers()) {
     for (const ParamEntry& e : table.entries()) {
-      const size_t b = std::max(e.offset, opt.begin()), end = std::min(e.offset + e.numel, opt.end());
-      if (b >= end) continue;
-      const io::TensorView* t = f.find(kind + "." + e.name);
-      if (!t) fail(path, ": no tensor '", kind, ".", e.name, "': the checkpoint is from another model");
-      if (t->shape != e.shape)
-        fail(path, ": tensor '", t->name, "' has shape ", shape_str(t->shape), ", the model has ", shape_str(e.shape));
-      copy_values(*t, b - e.offset, end - b, buf->data() + (b - opt.begin()));
+      fill_owned(e, split, opt, buf->data(), [&](const ParamEntry& x) {
+        const io::TensorView* t = f.find(kind + "." + x.name);
+        if (!t) fail(path, ": no tensor '", kind, ".", x.name, "': the checkpoint is from another model");
+        if (t->shape != x.global_shape)
+          fail(path, ": tensor '", t->name, "' has shape ", shape_str(t->shape), ", the model has ",
+               shape_str(x.global_shape));
+        std::vector<float> all(static_cast<size_t>(t->numel()));
+        copy_values(*t, 0, all.size(), all.data());
+        return all;
+      });
     }
   }
   opt.set_steps_taken(std::stoll(meta["step"]));
 }
 
-void read_shards(const std::string& dir, const ParamTable& table, Optimizer<float>& opt) {
+// Flat values [lo, hi) of state `kind` from the shard files of a layout record.
+void read_flat_range(const std::string& dir, const nlohmann::json& layout, const std::string& kind, size_t lo,
+                     size_t hi, float* dst) {
+  for (const auto& shard : layout.at("shards")) {
+    const size_t b = shard.at("begin").get<size_t>(), e = shard.at("end").get<size_t>();
+    const size_t from = std::max(b, lo), to = std::min(e, hi);
+    if (from >= to) continue;
+    const std::string path = (fs::path(dir) / shard.at("file").get<std::string>()).string();
+    const io::SafetensorsFile f(path);
+    const io::TensorView* t = f.find(kind);
+    if (!t) fail(path, ": no tensor '", kind, "' (", kLayoutFile, " lists this file for offsets ", b, "..", e, ")");
+    if (t->numel() != static_cast<int64_t>(e - b))
+      fail(path, ": tensor '", kind, "' has ", t->numel(), " values, ", kLayoutFile, " says ", e - b, " (offsets ", b,
+           "..", e, ")");
+    copy_values(*t, from - b, to - from, dst + (from - lo));
+  }
+}
+
+// A checkpoint of slices of the unsplit flat buffer, into a tensor-parallel rank: each whole
+// parameter is read from the slices by its offset in the record's table, then cut.
+void read_shards_split(const std::string& dir, const nlohmann::json& layout, const std::string& layout_path,
+                       const ParamTable& table, Optimizer<float>& opt, const TensorSplit& split) {
+  std::map<std::string, std::pair<size_t, std::vector<int64_t>>> saved;  // name -> offset, shape
+  for (const auto& p : layout.at("parameters"))
+    saved[p.at("name").get<std::string>()] = {p.at("offset").get<size_t>(), p.at("shape").get<std::vector<int64_t>>()};
+  for (auto& [kind, buf] : opt.state_buffers())
+    for (const ParamEntry& e : table.entries())
+      fill_owned(e, split, opt, buf->data(), [&](const ParamEntry& x) {
+        auto it = saved.find(x.name);
+        if (it == saved.end() || it->second.second != x.global_shape)
+          fail(layout_path, ": its parameter table has no '", x.name, "' of shape ", shape_str(x.global_shape),
+               ": the checkpoint is from another model");
+        std::vector<float> all(global_numel(x));
+        read_flat_range(dir, layout, kind, it->second.first, it->second.first + all.size(), all.data());
+        return all;
+      });
+  opt.set_steps_taken(layout.at("step").get<int64_t>());
+}
+
+void read_shards(const std::string& dir, const ParamTable& table, Optimizer<float>& opt, const TensorSplit& split) {
   const std::string layout_path = (fs::path(dir) / kLayoutFile).string();
   const nlohmann::json layout = io::read_json_file(layout_path);
   try {
     check_optimizer(layout_path, layout.at("optimizer").get<std::string>(), opt);
+    if (split.split()) return read_shards_split(dir, layout, layout_path, table, opt, split);
     if (layout.at("flat_size").get<size_t>() != table.total())
       fail(layout_path, ": the optimizer state covers ", layout.at("flat_size").get<size_t>(),
            " parameters, the model has ", table.total(), ": the checkpoint is from another model");
     if (layout.at("parameters") != table_json(table))
       fail(layout_path, ": its parameter table (names, offsets, shapes) differs from the model's: the checkpoint is "
            "from another model");
-    for (const auto& shard : layout.at("shards")) {
-      const size_t b = shard.at("begin").get<size_t>(), e = shard.at("end").get<size_t>();
-      const size_t lo = std::max(b, opt.begin()), hi = std::min(e, opt.end());
-      if (lo >= hi) continue;
-      const std::string path = (fs::path(dir) / shard.at("file").get<std::string>()).string();
-      const io::SafetensorsFile f(path);
-      for (auto& [kind, buf] : opt.state_buffers()) {
-        const io::TensorView* t = f.find(kind);
-        if (!t) fail(path, ": no tensor '", kind, "' (", kLayoutFile, " lists this file for offsets ", b, "..", e, ")");
-        if (t->numel() != static_cast<int64_t>(e - b))
-          fail(path, ": tensor '", kind, "' has ", t->numel(), " values, ", kLayoutFile, " says ", e - b, " (offsets ",
-               b, "..", e, ")");
-        copy_values(*t, lo - b, hi - lo, buf->data() + (lo - opt.begin()));
-      }
-    }
+    for (auto& [kind, buf] : opt.state_buffers()) read_flat_range(dir, layout, kind, opt.begin(), opt.end(), buf->data());
     opt.set_steps_taken(layout.at("step").get<int64_t>());
   } catch (const nlohmann::json::exception& e) {
     fail(layout_path, ": not a strata optimizer layout record (", e.what(), ")");
@@ -186,11 +232,39 @@ void write_optimizer_slices(const std::string& dir, const ParamTable& table, Opt
   io::write_file_atomic((fs::path(dir) / kLayoutFile).string(), layout.dump(1) + "\n");
 }
 
-void read_optimizer_state(const std::string& dir, const ParamTable& table, Optimizer<float>& opt) {
-  if (fs::exists(fs::path(dir) / kLayoutFile)) return read_shards(dir, table, opt);
+void write_optimizer_unsplit(const std::string& dir, const ParamTable& table, const TensorSplit& split,
+                             Optimizer<float>& opt, bool writes, dist::Communicator& world) {
+  const bool root = world.rank() == 0;
+  auto states = opt.state_buffers();
+  // Rank 0 keeps every whole tensor until the file is written.
+  std::vector<std::vector<float>> kept;
+  kept.reserve(states.size() * table.entries().size());
+  std::vector<io::TensorToWrite> tensors;
+  std::vector<float> mine;
+  for (auto& [kind, buf] : states)
+    for (const ParamEntry& e : table.entries()) {
+      std::vector<float> whole(global_numel(e), 0.0f);
+      const size_t b = std::max(e.offset, opt.begin()), end = std::min(e.offset + e.numel, opt.end());
+      const bool counts = writes && b < end && (!e.replicated() || split.rank == 0);
+      if (counts) {
+        mine.assign(e.numel, 0.0f);
+        std::copy_n(buf->data() + (b - opt.begin()), end - b, mine.data() + (b - e.offset));
+        put_slice(e, split, mine.data(), whole.data());
+      }
+      world.reduce_sum(whole.data(), whole.size(), 0, "optimizer state of a parameter, to save");
+      if (!root) continue;
+      kept.push_back(std::move(whole));
+      tensors.push_back({kind + "." + e.name, DType::F32, e.global_shape, kept.back().data()});
+    }
+  if (root) io::write_safetensors((fs::path(dir) / kFullFile).string(), tensors, metadata(opt));
+}
+
+void read_optimizer_state(const std::string& dir, const ParamTable& table, Optimizer<float>& opt,
+                          const TensorSplit& split) {
+  if (fs::exists(fs::path(dir) / kLayoutFile)) return read_shards(dir, table, opt, split);
   if (!fs::exists(fs::path(dir) / kFullFile))
     fail(dir, ": not a trainer checkpoint (no ", kFullFile, " and no ", kLayoutFile, ")");
-  read_full(dir, table, opt);
+  read_full(dir, table, opt, split);
 }
 
 }  // namespace strata

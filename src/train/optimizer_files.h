@@ -20,6 +20,7 @@
 #include "dist/communicator.h"
 #include "dist/flat_shards.h"
 #include "models/param_table.h"
+#include "models/tensor_split.h"
 #include "train/optimizer.h"
 
 namespace strata {
@@ -42,9 +43,20 @@ struct SliceLayout {
 void write_optimizer_slices(const std::string& dir, const ParamTable& table, Optimizer<float>& opt, bool writes,
                             const SliceLayout& layout, dist::Communicator& world);
 
+// Tensor-parallel runs: collective over `world`, every rank. Writes the unsplit layout
+// (optimizer.safetensors, one tensor per parameter with HF's shape), so that any layout can
+// resume from it: per parameter, every rank puts the values its optimizer owns into the whole
+// tensor at its slice's place and the sum lands at rank 0, which writes. `writes`: whether this
+// rank's values count (one replica of each); replicated parameters count from tensor rank 0
+// only. Rank 0 holds the whole state while it writes.
+void write_optimizer_unsplit(const std::string& dir, const ParamTable& table, const TensorSplit& split,
+                             Optimizer<float>& opt, bool writes, dist::Communicator& world);
+
 // Fills opt's slice of the state (and its step count) from the checkpoint in DIR, whatever
-// its layout. Errors name the file and what does not fit (another model, another optimizer,
-// a missing or truncated slice).
-void read_optimizer_state(const std::string& dir, const ParamTable& table, Optimizer<float>& opt);
+// its layout, and whatever the tensor-parallel split of this run (`split`: this rank's slices
+// of the whole tensors the checkpoint holds). Errors name the file and what does not fit
+// (another model, another optimizer, a missing or truncated slice).
+void read_optimizer_state(const std::string& dir, const ParamTable& table, Optimizer<float>& opt,
+                          const TensorSplit& split = {});
 
 }  // namespace strata

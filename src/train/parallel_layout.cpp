@@ -1,5 +1,6 @@
 #include "train/parallel_layout.h"
 
+#include "models/architecture.h"
 #include "train/pipeline_partition.h"
 #include "util/error.h"
 
@@ -9,21 +10,39 @@ dist::RankGrid make_rank_grid(const TrainingArguments& a, const dist::Layout& la
   return dist::RankGrid(layout.world_size, a.pipeline_parallel_degree, a.tensor_parallel_degree, a.placement_strategy);
 }
 
-void check_parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, const std::string& config_path,
-                           const dist::RankGrid& grid, const dist::Layout& layout) {
-  using dist::Axis;
-  const int pp = grid.size(Axis::Pipeline), tp = grid.size(Axis::Tensor), dp = grid.size(Axis::Data);
-  check_pipeline_partition(a, pp, cfg.num_layers, config_path);
+void check_tensor_split(const ModelConfig& cfg, int tp, const std::string& config_path) {
   auto divides = [&](int value, const char* what) {
     if (value % tp != 0)
       fail("tensor_parallel_degree ", tp, " does not divide the model's ", what, " (", value, ", ", config_path,
            "): each tensor-parallel rank takes an equal share");
   };
-  if (tp > 1) {
-    divides(cfg.num_heads, "attention heads");
-    divides(cfg.hidden_size, "hidden size");
-    divides(cfg.intermediate_size, "feed-forward size");
+  if (tp <= 1) return;
+  const Architecture* arch = find_architecture(cfg.model_type);
+  if (arch && !arch->tensor_parallel) {
+    std::string have;
+    for (const Architecture* x : all_architectures())
+      if (x->tensor_parallel) have += cat(have.empty() ? "" : ", ", x->model_type);
+    fail("tensor_parallel_degree ", tp, ": model_type '", cfg.model_type, "' (", config_path,
+         ") has no tensor-parallel layers in this build (they exist for: ", have,
+         "); set tensor_parallel_degree to 1, or use pipeline_parallel_degree to split the model");
   }
+  divides(cfg.num_heads, "attention heads");
+  divides(cfg.hidden_size, "hidden size");
+  divides(cfg.intermediate_size, "feed-forward size");
+  // Megatron pads the vocabulary to a multiple of the degree; strata keeps HF's vocab_size, so
+  // that the saved model is the one HF expects, and asks for a size that divides.
+  if (cfg.vocab_size % tp != 0)
+    fail("tensor_parallel_degree ", tp, " does not divide the model's vocabulary (vocab_size ", cfg.vocab_size, ", ",
+         config_path, "): the embedding and the LM head are split by vocabulary rows; pad vocab_size in config.json "
+         "to a multiple of ", tp, " (e.g. ", (cfg.vocab_size + tp - 1) / tp * tp, ")");
+}
+
+void check_parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, const std::string& config_path,
+                           const dist::RankGrid& grid, const dist::Layout& layout) {
+  using dist::Axis;
+  const int pp = grid.size(Axis::Pipeline), tp = grid.size(Axis::Tensor), dp = grid.size(Axis::Data);
+  check_pipeline_partition(a, pp, cfg.num_layers, config_path);
+  check_tensor_split(cfg, tp, config_path);
   if (!a.ddp && dp > 1)
     fail("ddp is false, but ", grid.world_size(), " processes with pipeline ", pp, " x tensor ", tp, " make ", dp,
          " model replicas, which strata keeps in sync by data parallelism: set ddp: true, or start ", pp * tp,
@@ -33,12 +52,6 @@ void check_parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, c
          layout.local_world_size, " on this host", layout.source == "single process" ? " (no launcher)" : "",
          ": start the job with strata launch -n ", a.processes_per_host, " (or mpirun -npernode ",
          a.processes_per_host, ")");
-  // What the configuration asks for and this build does not do yet: stop here, rather than
-  // silently run something else (no tensor parallelism).
-  if (tp > 1)
-    fail("tensor_parallel_degree ", tp, ": tensor parallelism is not implemented yet; this build runs data and "
-         "pipeline parallelism with optional optimizer-state and gradient sharding (shard_optimizer_state, "
-         "zero_stage) and activation checkpointing / offloading: set tensor_parallel_degree to 1");
 }
 
 }  // namespace strata

@@ -15,6 +15,10 @@ namespace strata {
 
 dist::RankGrid make_rank_grid(const TrainingArguments& a, const dist::Layout& layout);
 
+// Whether the model can be split over `tp` tensor-parallel ranks (its architecture has the
+// layers, and tp divides its heads, widths and vocabulary); errors name config_path.
+void check_tensor_split(const ModelConfig& cfg, int tp, const std::string& config_path);
+
 // `config_path` names the model's config.json in errors.
 void check_parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, const std::string& config_path,
                            const dist::RankGrid& grid, const dist::Layout& layout);

@@ -19,6 +19,7 @@
 #include "train/pipeline_partition.h"
 #include "train/progress.h"
 #include "train/scheduler.h"
+#include "train/tensor_parallel.h"
 #include "util/error.h"
 #include "util/rng.h"
 #include "util/signal_flag.h"
@@ -50,6 +51,7 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
       world_(group_or_null(groups.world)),
       comm_(group_or_null(groups.data)),
       pipeline_(group_or_null(groups.pipeline)),
+      tensor_(group_or_null(groups.tensor)),
       model_(std::move(model)),
       tokenizer_dir_(std::move(tokenizer_dir)) {
   const int stages = pipeline_ ? pipeline_->size() : 1;
@@ -59,8 +61,11 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
   pipe_ = std::make_unique<PipelineStep>(*model_, *stages_, pipeline_, dist::parse_pipeline_kind(args_.pipeline),
                                          args_.microbatches, args_.freeze_base_model, activation_policy(args_));
   const int s = pipe_->stage();
+  STRATA_CHECK((tensor_ ? tensor_->size() : 1) == model_->tensor_split().degree, "the model is split ",
+               model_->tensor_split().degree, " ways, the tensor-parallel group has ", tensor_ ? tensor_->size() : 1,
+               " ranks");
   dp_ = std::make_unique<DataParallelStep>(comm_, *model_, stages_->begin(s), stages_->end(s), args_.sharding_stage(),
-                                           args_.ddp_bucket_cap_mb);
+                                           args_.ddp_bucket_cap_mb, tensor_);
   pipe_->release_other_stages();
   if (is_main_process() && stages > 1) progress_message(cat(stages_->describe(model_->table()), "  partition: ", how));
   OptimizerConfig oc;
@@ -174,6 +179,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                        pipeline_ ? cat(" (", data_parallel_size(), " data parallel x ", pipe_->stages(), " pipeline stages, ",
                                        a.microbatches, " micro-batches per batch, ", a.pipeline, ")")
                                  : std::string(),
+                       tensor_ ? cat(" (each layer split over ", tensor_->size(), " tensor-parallel ranks)") : std::string(),
                        "\n  Num epochs = ", state_.num_train_epochs,
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
@@ -387,15 +393,31 @@ nlohmann::json Trainer::pipeline_summary() {
   return {{"pipeline_bubble_measured", round_sig(mean)}, {"pipeline_bubble_theoretical", round_sig(theory)}};
 }
 
-void Trainer::with_whole_model(const std::function<void()>& write) {
+void Trainer::with_whole_model(const std::function<void(const Model<float>&)>& write) {
   // The first stage of data-parallel replica 0 (rank 0) gathers; the other replicas hold copies.
-  const bool gathers = pipeline_ && (!comm_ || comm_->rank() == 0);
+  // With tensor parallelism each tensor-parallel rank of replica 0 gathers its stages' slices,
+  // then the first stage's tensor-parallel ranks put the whole tensors together at rank 0.
+  const bool replica0 = !comm_ || comm_->rank() == 0;
+  const bool gathers = pipeline_ && replica0;
   if (gathers) pipe_->gather_parameters_to_first();
-  if (is_main_process()) write();
+  if (tensor_) {
+    if (replica0 && pipe_->stage() == 0) {
+      const std::unique_ptr<Model<float>> whole = gather_whole_model(*model_, *tensor_);
+      if (is_main_process()) write(*whole);
+    }
+  } else if (is_main_process()) {
+    write(*model_);
+  }
   if (gathers) pipe_->release_other_stages();
 }
 
 void Trainer::write_optimizer(const std::string& dir) {
+  // Tensor parallelism: the unsplit layout, put together at rank 0, which any layout resumes from.
+  if (tensor_) {
+    const bool writes = dp_->sharded() || !comm_ || comm_->rank() == 0;
+    write_optimizer_unsplit(dir, model_->table(), model_->tensor_split(), *optimizer_, writes, *world_);
+    return;
+  }
   // One process, or data parallel without sharding: every rank holds the whole state; rank 0
   // writes it by parameter name.
   if (!pipeline_ && !dp_->sharded()) {
@@ -458,8 +480,8 @@ void Trainer::save_checkpoint_now() {
   const TrainingArguments& a = args_;
   // Rank 0 alone writes: the weights gathered from the pipeline stages, the optimizer state
   // sent to it slice by slice (optimizer_files.h), so no rank needs a shared file system.
-  with_whole_model([&] {
-    save_checkpoint(a.output_dir, *model_, [&](const std::string& dir) { write_optimizer(dir); }, state_,
+  with_whole_model([&](const Model<float>& whole) {
+    save_checkpoint(a.output_dir, whole, [&](const std::string& dir) { write_optimizer(dir); }, state_,
                     tokenizer_dir_, training_arguments_json(a));
     rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
   });
@@ -529,8 +551,8 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
 }
 
 void Trainer::save_model(const std::string& dir) {
-  with_whole_model([&] {
-    save_pretrained(*model_, dir);
+  with_whole_model([&](const Model<float>& whole) {
+    save_pretrained(whole, dir);
     copy_tokenizer_files(tokenizer_dir_, dir);
   });
 }

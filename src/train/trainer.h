@@ -38,6 +38,9 @@ struct TrainerGroups {
   dist::Communicator* world = nullptr;     // every rank: barriers, checkpoint files, measured memory
   dist::Communicator* data = nullptr;      // the replicas of this rank's pipeline stage
   dist::Communicator* pipeline = nullptr;  // the stages of this rank's replica, ranked by stage
+  // The tensor-parallel ranks whose slices make this rank's layers; the model was built for
+  // this split (ModelConfig::tensor_split) and its tensor group bound to it.
+  dist::Communicator* tensor = nullptr;
 };
 
 class Trainer {
@@ -88,8 +91,9 @@ class Trainer {
   void resume_from(const std::string& checkpoint);
   void report_measured_memory();  // every rank's measured memory, printed by rank 0
   nlohmann::json pipeline_summary();  // the measured and theoretical bubble, printed by rank 0
-  // Rank 0 holds the whole model while `write` runs (gathered from the pipeline stages).
-  void with_whole_model(const std::function<void()>& write);
+  // Rank 0 holds the whole model while `write` runs on it (gathered from the pipeline stages,
+  // and put together from the tensor-parallel slices).
+  void with_whole_model(const std::function<void(const Model<float>&)>& write);
   void write_optimizer(const std::string& dir);  // collective: rank 0 writes, the others send
   size_t optimizer_state_resident();
   // Resident bytes besides parameters, gradients and optimizer state (code, libraries, data).
@@ -104,6 +108,7 @@ class Trainer {
   dist::Communicator* world_;     // null: one process
   dist::Communicator* comm_;      // the data-parallel group; null: one replica
   dist::Communicator* pipeline_;  // null: one stage
+  dist::Communicator* tensor_;    // null: no tensor parallelism
   std::unique_ptr<Model<float>> model_;
   std::unique_ptr<PipelineStages> stages_;
   std::unique_ptr<PipelineStep> pipe_;

@@ -15,6 +15,15 @@ cat > "$WORK/model/config.json" <<'JSON'
 {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 8000, "n_embd": 32,
  "n_layer": 2, "n_head": 2, "n_positions": 64}
 JSON
+# Models tensor parallelism cannot split in two: a vocabulary and a feed-forward width that 2
+# does not divide, and an architecture without tensor-parallel layers.
+model_variant() {  # dir, config.json
+  mkdir -p "$WORK/$1"
+  echo "$2" > "$WORK/$1/config.json"
+}
+model_variant odd_vocab '{"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 8001, "n_embd": 32, "n_layer": 2, "n_head": 2, "n_positions": 64}'
+model_variant odd_ffn '{"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 8000, "n_embd": 32, "n_inner": 33, "n_layer": 2, "n_head": 2, "n_positions": 64}'
+model_variant albert '{"model_type": "albert", "architectures": ["AlbertForMaskedLM"], "vocab_size": 8000, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 64}'
 printf 'win money now\nmeeting notes monday\n' > "$WORK/train.txt"
 
 failures=0
@@ -22,7 +31,7 @@ failures=0
 expect_error() {
   local name=$1 ranks=$2 pattern=$3
   cat > "$WORK/$name.yaml" <<YAML
-model_name_or_path: $WORK/model
+model_name_or_path: ${MODEL:-$WORK/model}
 tokenizer_name: $SRC/examples/tokenizers/bpe-8k
 train_file: $WORK/train.txt
 output_dir: $WORK/out_$name
@@ -73,7 +82,14 @@ pipeline_partition: [2, 0]"
 expect_error pipeline_microbatches 2 "microbatches \(3\) must divide per_device_train_batch_size \(4\)" \
   "$MP {partitions: 2, microbatches: 3, pipeline: simple}}}}"
 expect_error unknown_schedule 2 "pipeline is '1f1b'; expected simple" "$MP {partitions: 2, pipeline: 1f1b}}}}"
-expect_error tensor_not_built 2 "tensor parallelism is not implemented yet" "tensor_parallel_degree: 2"
+MODEL=$WORK/odd_vocab expect_error tensor_over_vocab 2 \
+  "tensor_parallel_degree 2 does not divide the model's vocabulary \(vocab_size 8001, .*pad vocab_size in config.json to a multiple of 2 \(e.g. 8002\)" \
+  "tensor_parallel_degree: 2"
+MODEL=$WORK/odd_ffn expect_error tensor_over_ffn 2 "tensor_parallel_degree 2 does not divide the model's feed-forward size \(33," \
+  "tensor_parallel_degree: 2"
+MODEL=$WORK/albert expect_error tensor_architecture 2 \
+  "tensor_parallel_degree 2: model_type 'albert' \(.*\) has no tensor-parallel layers in this build \(they exist for: bert, roberta, distilbert, gpt2\)" \
+  "$MP {tensor_parallel_degree: 2}}}}"
 expect_error unknown_parameter 1 "unknown key distribution.smdistributed.modelparallel.parameters.microbatch; did you mean 'microbatches'\?" \
   "$MP {microbatch: 2}}}}"
 expect_error both_libraries 1 "enables both dataparallel and modelparallel" \

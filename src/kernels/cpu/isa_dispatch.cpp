@@ -67,6 +67,22 @@ double cross_entropy(const T* logits, const int32_t* labels, T* dlogits, int N, 
 }
 
 template <typename T>
+void ce_slice_row_max(const T* logits, int N, int V, T* mx) {
+  STRATA_ISA_CALL(active_isa(), ce_slice_row_max<T>, logits, N, V, mx);
+}
+
+template <typename T>
+void ce_slice_exp(const T* logits, const int32_t* labels, const T* mx, int N, int V, int v0, T* e, double* sumexp,
+                  double* target) {
+  STRATA_ISA_CALL(active_isa(), ce_slice_exp<T>, logits, labels, mx, N, V, v0, e, sumexp, target);
+}
+
+template <typename T>
+void ce_slice_grad(T* e, const int32_t* labels, const double* sumexp, int N, int V, int v0, double norm) {
+  STRATA_ISA_CALL(active_isa(), ce_slice_grad<T>, e, labels, sumexp, N, V, v0, norm);
+}
+
+template <typename T>
 void adamw_update(T* p, const T* g, T* m, T* v, size_t n, const AdamWParams& a) {
   STRATA_ISA_CALL(active_isa(), adamw_update<T>, p, g, m, v, n, a);
 }
@@ -101,6 +117,9 @@ const char* kernel_isa() { return isa_name(active_isa()); }
   template void embedding_forward<T>(const int32_t*, const T*, T*, int, int);                                      \
   template void embedding_backward<T>(const int32_t*, const T*, T*, int, int, int);                                \
   template double cross_entropy<T>(const T*, const int32_t*, T*, int, int, double);                                \
+  template void ce_slice_row_max<T>(const T*, int, int, T*);                                                      \
+  template void ce_slice_exp<T>(const T*, const int32_t*, const T*, int, int, int, T*, double*, double*);         \
+  template void ce_slice_grad<T>(T*, const int32_t*, const double*, int, int, int, double);                       \
   template void adamw_update<T>(T*, const T*, T*, T*, size_t, const AdamWParams&);                                 \
   template void sgd_update<T>(T*, const T*, T*, size_t, const SGDParams&);                                         \
   template void scale<T>(T*, size_t, T);                                                                           \

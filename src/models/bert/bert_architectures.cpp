@@ -66,10 +66,10 @@ const std::vector<std::pair<Task, const char*>> kEncoderClasses = {
 }  // namespace
 
 const Architecture kBertArchitecture{"bert",         "Bert",       "bert.",          kEncoderClasses,
-                                     parse_bert,     make_encoder<float>, make_encoder<double>};
+                                     parse_bert,     make_encoder<float>, make_encoder<double>, /*tensor_parallel=*/true};
 const Architecture kRobertaArchitecture{"roberta",   "Roberta",    "roberta.",       kEncoderClasses,
-                                        parse_bert,  make_encoder<float>, make_encoder<double>};
+                                        parse_bert,  make_encoder<float>, make_encoder<double>, /*tensor_parallel=*/true};
 const Architecture kDistilBertArchitecture{"distilbert",     "DistilBert", "distilbert.", kEncoderClasses,
-                                           parse_distilbert, make_encoder<float>, make_encoder<double>};
+                                           parse_distilbert, make_encoder<float>, make_encoder<double>, /*tensor_parallel=*/true};
 
 }  // namespace strata

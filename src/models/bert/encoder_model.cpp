@@ -47,8 +47,16 @@ void EncoderModel<T>::build() {
   };
 
   // Embeddings. nn.Embedding(padding_idx=pad) for words in every model, and for positions in RoBERTa.
+  // Under tensor parallelism the word table (and the masked-LM decoder tied to it, with its
+  // bias) is vocabulary-parallel; the layers are split as nn/encoder_layer.h says; position and
+  // token-type tables, layer norms, the pooler and the other heads are whole on every rank.
+  const int P = c.tensor_split.degree;
+  const nn::VocabSlice vocab{c.tensor_split.rank * (c.vocab_size / P), c.vocab_size / P};
+  using Init = typename Model<T>::Init;
   embeddings_.C = C;
-  embeddings_.word = this->add_embedding(emb + "word_embeddings", c.vocab_size, C, c.pad_token_id);
+  embeddings_.word = this->add_embedding(emb + "word_embeddings", c.vocab_size, C, c.pad_token_id,
+                                         /*vocab_parallel=*/true);
+  embeddings_.word_slice = vocab;
   embeddings_.word_padding_idx = c.pad_token_id;
   embeddings_.position_padding_idx = roberta ? c.pad_token_id : -1;
   embeddings_.position = this->add_embedding(emb + "position_embeddings", c.max_position_embeddings, C,
@@ -65,22 +73,24 @@ void EncoderModel<T>::build() {
   for (int i = 0; i < c.num_layers; ++i) {
     const std::string p = layer_root + std::to_string(i) + ".";
     nn::EncoderLayerSpec s{};
-    // q, k, v weights back to back, then their biases: the fused [3C, C] projection.
-    using Init = typename Model<T>::Init;
-    s.qkv.w = this->add_param(p + ln.q + ".weight", {C, C}, false, Init::Normal);
-    this->add_param(p + ln.k + ".weight", {C, C}, false, Init::Normal);
-    this->add_param(p + ln.v + ".weight", {C, C}, false, Init::Normal);
-    s.qkv.b = this->add_param(p + ln.q + ".bias", {C}, true, Init::Zero);
-    this->add_param(p + ln.k + ".bias", {C}, true, Init::Zero);
-    this->add_param(p + ln.v + ".bias", {C}, true, Init::Zero);
+    // q, k, v weights back to back, then their biases: the fused [3C, C] projection (under
+    // tensor parallelism each rank's rows of the three, back to back: [3C/P, C]).
+    s.qkv.w = this->add_split_param(p + ln.q + ".weight", {C, C}, false, Init::Normal, 0);
+    this->add_split_param(p + ln.k + ".weight", {C, C}, false, Init::Normal, 0);
+    this->add_split_param(p + ln.v + ".weight", {C, C}, false, Init::Normal, 0);
+    s.qkv.b = this->add_split_param(p + ln.q + ".bias", {C}, true, Init::Zero, 0);
+    this->add_split_param(p + ln.k + ".bias", {C}, true, Init::Zero, 0);
+    this->add_split_param(p + ln.v + ".bias", {C}, true, Init::Zero, 0);
     s.qkv.in = C;
-    s.qkv.out = 3 * C;
-    s.attn_out = this->add_linear(p + ln.attn_out, C, C);
+    s.qkv.out = 3 * C / P;
+    s.attn_out = add_split_linear(p + ln.attn_out, C, C, /*column=*/false);
     s.ln_attn = this->add_layernorm(p + ln.ln_attn, C, c.layer_norm_eps);
-    s.ffn_in = this->add_linear(p + ln.ffn_in, C, F);
-    s.ffn_out = this->add_linear(p + ln.ffn_out, F, C);
+    s.ffn_in = add_split_linear(p + ln.ffn_in, C, F, /*column=*/true);
+    s.ffn_out = add_split_linear(p + ln.ffn_out, F, C, /*column=*/false);
     s.ln_out = this->add_layernorm(p + ln.ln_out, C, c.layer_norm_eps);
-    s.num_heads = c.num_heads;
+    s.num_heads = c.num_heads / P;
+    s.heads_total = c.num_heads;
+    s.head0 = c.tensor_split.rank * s.num_heads;
     s.act = c.act;
     s.attn_dropout = c.attention_dropout;
     s.attn_out_dropout = distil ? 0.0f : c.hidden_dropout;  // DistilBERT has none there
@@ -143,9 +153,10 @@ void EncoderModel<T>::build() {
         this->aliases_ = {{"vocab_projector.weight", word}};
       }
       h.decoder.w = embeddings_.word;
-      h.decoder.b = this->add_param(bias_name, {c.vocab_size}, true, Model<T>::Init::Zero);
+      h.decoder.b = this->add_split_param(bias_name, {c.vocab_size}, true, Init::Zero, 0);
       h.decoder.in = C;
-      h.decoder.out = c.vocab_size;
+      h.decoder.out = vocab.rows;
+      h.vocab = vocab;
       break;
     }
     case Task::TokenClassification:
@@ -163,6 +174,20 @@ void EncoderModel<T>::build() {
   }
   close_unit();
   if (c.task == Task::MaskedLM) unit_params_.back().push_back(0);  // the tied decoder reads the word embeddings
+}
+
+template <typename T>
+nn::LinearSpec EncoderModel<T>::add_split_linear(const std::string& name, int in, int out, bool column) {
+  using Init = typename Model<T>::Init;
+  const int P = this->cfg_.tensor_split.degree;
+  // PyTorch layout [out, in]: column-parallel cuts the rows (and the bias), row-parallel the
+  // columns, and every rank keeps the whole bias (added once after the sum).
+  nn::LinearSpec s{};
+  s.w = this->add_split_param(name + ".weight", {out, in}, false, Init::Normal, column ? 0 : 1);
+  s.b = this->add_split_param(name + ".bias", {out}, true, Init::Zero, column ? 0 : -1);
+  s.in = column ? in : in / P;
+  s.out = column ? out / P : out;
+  return s;
 }
 
 template <typename T>
@@ -194,7 +219,7 @@ template <typename T>
 const T* EncoderModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                                   ModelState& state) const {
   auto& s = static_cast<EncoderState<T>&>(state);
-  const nn::Flat<T> f{this->params_.data(), nullptr};  // forward writes no gradient
+  const nn::Flat<T> f = this->flat_for_forward();  // forward writes no gradient
   const int N = b.B * b.T, L = num_blocks();
   if (r.begin == 0) {
     compute_position_ids(b, s.position_ids);
@@ -219,7 +244,7 @@ const T* EncoderModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Un
 template <typename T>
 const T* EncoderModel<T>::infer(const Batch& b, ModelState& state) const {
   auto& s = static_cast<EncoderState<T>&>(state);
-  const nn::Flat<T> f{this->params_.data(), nullptr};
+  const nn::Flat<T> f = this->flat_for_forward();
   const nn::DropoutCtx no_dropout{false, 0};
   const int N = b.B * b.T;
   compute_position_ids(b, s.position_ids);
@@ -239,7 +264,7 @@ const T* EncoderModel<T>::infer(const Batch& b, ModelState& state) const {
 
 template <typename T>
 LossResult EncoderModel<T>::loss(const Batch& b, ModelState& state, double norm) const {
-  return heads_.loss(this->cfg_, b, static_cast<EncoderState<T>&>(state).head, norm);
+  return heads_.loss(this->cfg_, b, static_cast<EncoderState<T>&>(state).head, norm, this->tp_group());
 }
 
 template <typename T>
@@ -251,7 +276,7 @@ template <typename T>
 const T* EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output,
                                    ModelState& state, const GradsFinalHook& grads_final) {
   auto& s = static_cast<EncoderState<T>&>(state);
-  const nn::Flat<T> f{this->params_.data(), this->grads_.data()};
+  const nn::Flat<T> f = this->flat_for_backward();
   const int N = b.B * b.T, L = num_blocks();
   const size_t NC = static_cast<size_t>(N) * this->cfg_.hidden_size;
   s.d_hidden.resize(NC);
@@ -288,30 +313,33 @@ template <typename T>
 typename Model<T>::ActivationTerms EncoderModel<T>::activation_terms(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
   const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size, NC = N * C;
+  const size_t P = static_cast<size_t>(c.tensor_split.degree);
   size_t acts = 2 * NC + 2 * N;  // embeddings: sum, output, LayerNorm statistics
   switch (c.task) {
     case Task::SequenceClassification: acts += 3 * static_cast<size_t>(B) * C + static_cast<size_t>(B) * c.num_labels; break;
-    case Task::MaskedLM: acts += 3 * NC + 2 * N + N * c.vocab_size; break;
+    case Task::MaskedLM: acts += 3 * NC + 2 * N + N * (c.vocab_size / P); break;
     case Task::TokenClassification: acts += N * c.num_labels; break;
     case Task::QuestionAnswering: acts += 4 * N; break;
     default: break;
   }
-  return {acts, nn::EncoderLayerSaved<T>::values(N, C, c.intermediate_size, B, c.num_heads, T_), NC, num_blocks()};
+  return {acts, nn::EncoderLayerSaved<T>::values(N, C, c.intermediate_size, B, c.num_heads, T_, P), NC,
+          num_blocks()};
 }
 
 template <typename T>
 size_t EncoderModel<T>::scratch_values(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
   const size_t N = static_cast<size_t>(B) * T_, NC = N * c.hidden_size;
+  const size_t P = static_cast<size_t>(c.tensor_split.degree);
   size_t dlogits = 0;
   switch (c.task) {
     case Task::SequenceClassification: dlogits = static_cast<size_t>(B) * c.num_labels; break;
-    case Task::MaskedLM: dlogits = N * c.vocab_size; break;
+    case Task::MaskedLM: dlogits = N * (c.vocab_size / P); break;
     case Task::TokenClassification: dlogits = N * c.num_labels; break;
     case Task::QuestionAnswering: dlogits = 2 * N; break;
     default: break;
   }
-  return 3 * NC + N * c.intermediate_size + 3 * NC  // layer backward
+  return 3 * NC + N * c.intermediate_size / P + 3 * NC / P  // layer backward
          + 2 * NC + 2 * NC                            // hidden-state gradients, head / embedding scratch
          + dlogits;                                   // d(loss)/d(logits)
 }

@@ -48,6 +48,7 @@ const Architecture kGpt2Architecture{"gpt2",
                                       {Task::TokenClassification, "ForTokenClassification"}},
                                      parse_gpt2,
                                      make_gpt2<float>,
-                                     make_gpt2<double>};
+                                     make_gpt2<double>,
+                                     /*tensor_parallel=*/true};
 
 }  // namespace strata

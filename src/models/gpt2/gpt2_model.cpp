@@ -24,13 +24,19 @@ Gpt2Model<T>::Gpt2Model(const ModelConfig& config) : Model<T>(config) {
 }
 
 template <typename T>
-nn::LinearSpec Gpt2Model<T>::add_conv1d(const std::string& name, int in, int out, double std) {
+nn::LinearSpec Gpt2Model<T>::add_conv1d(const std::string& name, int in, int out, double std, Split split) {
   using Init = typename Model<T>::Init;
+  const int P = this->cfg_.tensor_split.degree;
+  const bool column = split == Split::Column || split == Split::ColumnQkv;
+  const int parts = split == Split::ColumnQkv ? 3 : 1;
   nn::LinearSpec s{};
-  s.w = this->add_param(name + ".weight", {in, out}, false, Init::Normal, std);  // Conv1D: [in, out]
-  s.b = this->add_param(name + ".bias", {out}, true, Init::Zero);
-  s.in = in;
-  s.out = out;
+  // Conv1D: [in, out]. Column-parallel cuts dim 1 and the bias; row-parallel dim 0, and every
+  // rank keeps the whole bias (added once after the sum).
+  s.w = this->add_split_param(name + ".weight", {in, out}, false, Init::Normal,
+                              split == Split::None ? -1 : (column ? 1 : 0), parts, std);
+  s.b = this->add_split_param(name + ".bias", {out}, true, Init::Zero, column ? 0 : -1, parts);
+  s.in = split == Split::Row ? in / P : in;
+  s.out = column ? out / P : out;
   return s;
 }
 
@@ -47,8 +53,13 @@ void Gpt2Model<T>::build() {
     unit_params_.push_back(std::move(ids));
   };
 
-  // GPT-2's embeddings have no padding_idx: every row is trained.
-  wte_ = this->add_embedding(base + "wte", c.vocab_size, C, -1);
+  // GPT-2's embeddings have no padding_idx: every row is trained. Under tensor parallelism wte
+  // is vocabulary-parallel (each rank its rows, for the lookup and the tied LM head); the
+  // blocks are split as nn/decoder_layer.h says; wpe, the layer norms and the classification
+  // heads are whole on every rank.
+  const int P = c.tensor_split.degree;
+  vocab_ = {c.tensor_split.rank * (c.vocab_size / P), c.vocab_size / P};
+  wte_ = this->add_embedding(base + "wte", c.vocab_size, C, -1, /*vocab_parallel=*/true);
   wpe_ = this->add_embedding(base + "wpe", c.max_position_embeddings, C, -1);
   close_unit();
 
@@ -58,12 +69,14 @@ void Gpt2Model<T>::build() {
     const std::string p = base + "h." + std::to_string(i) + ".";
     nn::DecoderLayerSpec s{};
     s.ln_1 = this->add_layernorm(p + "ln_1", C, c.layer_norm_eps);
-    s.c_attn = add_conv1d(p + "attn.c_attn", C, 3 * C);
-    s.attn_proj = add_conv1d(p + "attn.c_proj", C, C, proj_std);
+    s.c_attn = add_conv1d(p + "attn.c_attn", C, 3 * C, -1, Split::ColumnQkv);
+    s.attn_proj = add_conv1d(p + "attn.c_proj", C, C, proj_std, Split::Row);
     s.ln_2 = this->add_layernorm(p + "ln_2", C, c.layer_norm_eps);
-    s.c_fc = add_conv1d(p + "mlp.c_fc", C, F);
-    s.mlp_proj = add_conv1d(p + "mlp.c_proj", F, C, proj_std);
-    s.num_heads = c.num_heads;
+    s.c_fc = add_conv1d(p + "mlp.c_fc", C, F, -1, Split::Column);
+    s.mlp_proj = add_conv1d(p + "mlp.c_proj", F, C, proj_std, Split::Row);
+    s.num_heads = c.num_heads / P;
+    s.heads_total = c.num_heads;
+    s.head0 = c.tensor_split.rank * s.num_heads;
     s.scale_attn = c.scale_attn_weights;
     s.act = c.act;
     s.attn_dropout = c.attention_dropout;
@@ -78,7 +91,7 @@ void Gpt2Model<T>::build() {
   switch (c.task) {
     case Task::Base: break;
     case Task::CausalLM:
-      lm_head_ = {wte_, nn::LinearSpec::kNoBias, C, c.vocab_size};
+      lm_head_ = {wte_, nn::LinearSpec::kNoBias, C, vocab_.rows};
       this->aliases_ = {{"lm_head.weight", base + "wte.weight"}};  // HF stores only wte
       break;
     case Task::SequenceClassification: score_ = this->add_linear("score", C, c.num_labels, /*bias=*/false); break;
@@ -100,7 +113,8 @@ void Gpt2Model<T>::embed(const Batch& b, const nn::DropoutCtx& drop, Gpt2State<T
   s.embeddings.resize(static_cast<size_t>(N) * C);
   s.embeddings.zero();
   const T* p = this->params_.data();
-  kernels::embedding_forward(b.input_ids.data(), p + wte_, s.embeddings.data(), N, C);
+  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), b.input_ids.data(), p + wte_, s.embeddings.data(), N,
+                                       C);
   kernels::embedding_forward(s.position_ids.data(), p + wpe_, s.embeddings.data(), N, C);
   kernels::dropout_forward(s.embeddings.data(), s.embeddings.data(), s.embeddings.size(),
                            drop.p(this->cfg_.embedding_dropout), drop.seed, kEmbeddingStream);
@@ -109,7 +123,7 @@ void Gpt2Model<T>::embed(const Batch& b, const nn::DropoutCtx& drop, Gpt2State<T
 template <typename T>
 const T* Gpt2Model<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, const T* h, Gpt2State<T>& s) const {
   const ModelConfig& c = this->cfg_;
-  const nn::Flat<T> f{this->params_.data(), nullptr};
+  const nn::Flat<T> f = this->flat_for_forward();
   const int N = b.B * b.T, C = c.hidden_size;
   s.last_hidden = h;
   s.final_hidden.resize(static_cast<size_t>(N) * C);
@@ -120,8 +134,18 @@ const T* Gpt2Model<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
   switch (c.task) {
     case Task::Base: return hf;
     case Task::CausalLM:
-      s.logits.resize(static_cast<size_t>(N) * c.vocab_size);
+      s.logits.resize(static_cast<size_t>(N) * vocab_.rows);
       nn::linear_forward(lm_head_, f, hf, s.logits.data(), N);
+      // Training never gathers the logits (the loss is vocabulary-parallel); an inference pass
+      // (dropout off) does, for the outputs evaluation and prediction read.
+      if (split() && !drop.active) {
+        s.gathered_logits.resize(static_cast<size_t>(N) * c.vocab_size);
+        s.gathered_logits.zero();
+        for (int n = 0; n < N; ++n)
+          std::copy_n(s.logits.data() + static_cast<size_t>(n) * vocab_.rows, vocab_.rows,
+                      s.gathered_logits.data() + static_cast<size_t>(n) * c.vocab_size + vocab_.v0);
+        nn::tp_sum(this->tp_group(), s.gathered_logits.data(), s.gathered_logits.size());
+      }
       return s.logits.data();
     case Task::SequenceClassification: {
       // HF pools each row's last non-pad token: (argmax(input_ids == pad) - 1) mod T, so a
@@ -161,7 +185,7 @@ template <typename T>
 const T* Gpt2Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                                ModelState& state) const {
   auto& s = static_cast<Gpt2State<T>&>(state);
-  const nn::Flat<T> f{this->params_.data(), nullptr};  // forward writes no gradient
+  const nn::Flat<T> f = this->flat_for_forward();  // forward writes no gradient
   const int N = b.B * b.T, L = num_blocks();
   if (r.begin == 0) {
     embed(b, drop, s);
@@ -182,7 +206,7 @@ const T* Gpt2Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
 template <typename T>
 const T* Gpt2Model<T>::infer(const Batch& b, ModelState& state) const {
   auto& s = static_cast<Gpt2State<T>&>(state);
-  const nn::Flat<T> f{this->params_.data(), nullptr};
+  const nn::Flat<T> f = this->flat_for_forward();
   const nn::DropoutCtx no_dropout{false, 0};
   embed(b, no_dropout, s);
   // Two block slots in turn: block i reads slot (i-1)%2 and writes slot i%2.
@@ -218,7 +242,11 @@ LossResult Gpt2Model<T>::loss(const Batch& b, ModelState& state, double norm) co
           const size_t i = static_cast<size_t>(r) * b.T + t;
           s.shifted_labels[i] = t + 1 < b.T ? b.labels[i + 1] : -100;
         }
-      s.dlogits.resize(static_cast<size_t>(N) * c.vocab_size);
+      s.dlogits.resize(static_cast<size_t>(N) * vocab_.rows);
+      if (split())
+        return {nn::vocab_parallel_cross_entropy(vocab_, this->tp_group(), s.logits.data(), s.shifted_labels.data(),
+                                                 s.dlogits.data(), N, norm, s.ce),
+                norm};
       return {kernels::cross_entropy(s.logits.data(), s.shifted_labels.data(), s.dlogits.data(), N, c.vocab_size, norm),
               norm};
     }
@@ -237,7 +265,8 @@ std::vector<HeadOutput<T>> Gpt2Model<T>::head_outputs(const Batch& b, const Mode
   const auto& s = static_cast<const Gpt2State<T>&>(state);
   const ModelConfig& c = this->cfg_;
   switch (c.task) {
-    case Task::CausalLM: return {{"logits", {b.B, b.T, c.vocab_size}, s.logits.data()}};
+    case Task::CausalLM:
+      return {{"logits", {b.B, b.T, c.vocab_size}, split() ? s.gathered_logits.data() : s.logits.data()}};
     case Task::SequenceClassification: return {{"logits", {b.B, c.num_labels}, s.logits.data()}};
     case Task::TokenClassification: return {{"logits", {b.B, b.T, c.num_labels}, s.logits.data()}};
     default: return {};
@@ -249,7 +278,7 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
                                 ModelState& state, const GradsFinalHook& grads_final) {
   auto& s = static_cast<Gpt2State<T>&>(state);
   const ModelConfig& c = this->cfg_;
-  const nn::Flat<T> f{this->params_.data(), this->grads_.data()};
+  const nn::Flat<T> f = this->flat_for_backward();
   const int N = b.B * b.T, L = num_blocks(), C = c.hidden_size;
   const size_t NC = static_cast<size_t>(N) * C;
   s.d_hidden.resize(NC);
@@ -261,7 +290,10 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
     s.d_final.resize(NC);
     const T* hf = s.final_hidden.data();
     switch (c.task) {
-      case Task::CausalLM: nn::linear_backward(lm_head_, f, hf, s.dlogits.data(), s.d_final.data(), N); break;
+      case Task::CausalLM:
+        nn::linear_backward(lm_head_, f, hf, s.dlogits.data(), s.d_final.data(), N);
+        nn::tp_sum(f.tp, s.d_final.data(), NC);  // each rank's vocabulary columns' share
+        break;
       case Task::SequenceClassification: {
         s.d_pooled.resize(static_cast<size_t>(b.B) * C);
         nn::linear_backward(score_, f, s.pooled.data(), s.dlogits.data(), s.d_pooled.data(), b.B);
@@ -295,7 +327,7 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
   if (r.begin > 0) return s.d_hidden.data();
   T* d = s.d_hidden.data();
   kernels::dropout_backward(d, d, NC, drop.p(c.embedding_dropout), drop.seed, kEmbeddingStream);
-  kernels::embedding_backward(b.input_ids.data(), d, this->grads_.data() + wte_, N, C, -1);
+  nn::vocab_parallel_embedding_backward(vocab_, b.input_ids.data(), d, this->grads_.data() + wte_, N, C, s.local_ids);
   kernels::embedding_backward(s.position_ids.data(), d, this->grads_.data() + wpe_, N, C, -1);
   final_from(0);
   return nullptr;
@@ -304,30 +336,31 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
 template <typename T>
 typename Model<T>::ActivationTerms Gpt2Model<T>::activation_terms(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
-  const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size;
+  const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size, P = static_cast<size_t>(c.tensor_split.degree);
   size_t acts = N * C            // embeddings
                 + N * C + 2 * N;  // ln_f output and statistics
   switch (c.task) {
-    case Task::CausalLM: acts += N * c.vocab_size; break;
+    case Task::CausalLM: acts += N * static_cast<size_t>(vocab_.rows); break;
     case Task::SequenceClassification: acts += static_cast<size_t>(B) * (C + c.num_labels); break;
     case Task::TokenClassification: acts += N * c.num_labels + (c.classifier_dropout > 0 ? N * C : 0); break;
     default: break;
   }
-  return {acts, nn::DecoderLayerSaved<T>::values(N, C, c.intermediate_size, B, c.num_heads, T_), N * C, num_blocks()};
+  return {acts, nn::DecoderLayerSaved<T>::values(N, C, c.intermediate_size, B, c.num_heads, T_, P), N * C,
+          num_blocks()};
 }
 
 template <typename T>
 size_t Gpt2Model<T>::scratch_values(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
-  const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size;
+  const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size, P = static_cast<size_t>(c.tensor_split.degree);
   size_t head = 0;
   switch (c.task) {
-    case Task::CausalLM: head = N * c.vocab_size; break;
+    case Task::CausalLM: head = N * static_cast<size_t>(vocab_.rows); break;
     case Task::SequenceClassification: head = static_cast<size_t>(B) * (c.num_labels + C); break;
     case Task::TokenClassification: head = N * c.num_labels; break;
     default: break;
   }
-  return nn::DecoderLayerScratch<T>::values(N, C, c.intermediate_size)  // block backward
+  return nn::DecoderLayerScratch<T>::values(N, C, c.intermediate_size, P)  // block backward
          + 3 * N * C                                                     // d_hidden, d_hidden_next, d_final
          + head;                                                         // d(loss)/d(logits) (+ pooled gradient)
 }

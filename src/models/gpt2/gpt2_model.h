@@ -13,6 +13,7 @@
 #include "nn/block_activations.h"
 #include "nn/decoder_layer.h"
 #include "nn/heads.h"
+#include "nn/vocab_parallel.h"
 
 namespace strata {
 
@@ -33,7 +34,10 @@ struct Gpt2State : ModelState {
   Buffer<T> final_hidden, final_mean, final_rstd;  // ln_f output [N, C] and stats
   std::vector<int> last_token;                     // sequence classification: the pooled position per row
   Buffer<T> pooled;                                // [B, C]
-  Buffer<T> logits, dlogits;
+  Buffer<T> logits, dlogits;  // causal LM under tensor parallelism: this rank's vocabulary columns
+  Buffer<T> gathered_logits;  // ... and all of them, gathered by an inference pass for head_outputs
+  nn::VocabParallelCeScratch<T> ce;
+  std::vector<int32_t> local_ids;
   std::vector<int32_t> shifted_labels;  // causal LM: labels[:, 1:], -100 at each row's end
   // backward scratch, reused across steps
   nn::DecoderLayerScratch<T> scratch;
@@ -67,11 +71,16 @@ class Gpt2Model final : public Model<T> {
     return std::make_unique<Gpt2State<T>>(p);
   }
   void build();
-  nn::LinearSpec add_conv1d(const std::string& name, int in, int out, double std = -1);
+  // How a Conv1D is cut over the tensor-parallel ranks (Megatron): not at all, by output
+  // columns (the q | k | v projection in three parts), or by input rows.
+  enum class Split { None, Column, ColumnQkv, Row };
+  nn::LinearSpec add_conv1d(const std::string& name, int in, int out, double std = -1, Split split = Split::None);
+  bool split() const { return this->cfg_.tensor_split.split(); }
   void embed(const Batch& b, const nn::DropoutCtx& drop, Gpt2State<T>& s) const;
   const T* head_forward(const Batch& b, const nn::DropoutCtx& drop, const T* h, Gpt2State<T>& s) const;
 
   size_t wte_ = 0, wpe_ = 0;
+  nn::VocabSlice vocab_;  // this rank's rows of wte (all of them unsplit)
   std::vector<nn::DecoderLayerSpec> layers_;
   nn::LayerNormSpec ln_f_{};
   nn::LinearSpec lm_head_{};  // tied: w = wte

@@ -1,0 +1,78 @@
+#include "nn/vocab_parallel.h"
+
+#include <cmath>
+
+#include "kernels/ops.h"
+
+namespace strata::nn {
+
+namespace {
+// Each id of the slice as a row of the local table; -1 (skipped) for the others.
+void local_rows(const VocabSlice& s, const int32_t* ids, int N, std::vector<int32_t>& out) {
+  out.resize(static_cast<size_t>(N));
+  for (int n = 0; n < N; ++n) {
+    const int32_t r = ids[n] - s.v0;
+    out[n] = r >= 0 && r < s.rows ? r : -1;
+  }
+}
+}  // namespace
+
+template <typename T>
+void vocab_parallel_embedding_forward(const VocabSlice& s, const TensorGroup<T>* tp, const int32_t* ids,
+                                      const T* table, T* out, int N, int C) {
+  if (!(tp && tp->split())) {
+    kernels::embedding_forward(ids, table, out, N, C);
+    return;
+  }
+  // The lookup goes into a zeroed buffer and is summed before it is added to `out`, so that
+  // out + lookup is rounded once, as unsplit.
+  std::vector<int32_t> rows;
+  local_rows(s, ids, N, rows);
+  std::vector<T> part(static_cast<size_t>(N) * C, T(0));
+  for (int n = 0; n < N; ++n)
+    if (rows[n] >= 0) std::copy_n(table + static_cast<size_t>(rows[n]) * C, C, part.data() + static_cast<size_t>(n) * C);
+  tp->all_reduce_sum(part.data(), part.size());
+  kernels::add(out, part.data(), out, part.size());
+}
+
+template <typename T>
+void vocab_parallel_embedding_backward(const VocabSlice& s, const int32_t* ids, const T* dout, T* dtable, int N,
+                                       int C, std::vector<int32_t>& local_ids, int skip_id) {
+  local_rows(s, ids, N, local_ids);
+  for (int n = 0; n < N; ++n)
+    if (ids[n] == skip_id) local_ids[n] = -1;
+  kernels::embedding_backward(local_ids.data(), dout, dtable, N, C, -1);
+}
+
+template <typename T>
+double vocab_parallel_cross_entropy(const VocabSlice& s, const TensorGroup<T>* tp, const T* logits,
+                                    const int32_t* labels, T* dlogits, int N, double norm,
+                                    VocabParallelCeScratch<T>& sc) {
+  const bool split = tp && tp->split();
+  sc.mx.resize(static_cast<size_t>(N));
+  sc.sums.assign(2 * static_cast<size_t>(N), 0.0);
+  kernels::ce_slice_row_max(logits, N, s.rows, sc.mx.data());
+  if (split) tp->all_reduce_max(sc.mx.data(), sc.mx.size());
+  double* sumexp = sc.sums.data();
+  double* target = sumexp + N;
+  kernels::ce_slice_exp(logits, labels, sc.mx.data(), N, s.rows, s.v0, dlogits, sumexp, target);
+  if (split) tp->all_reduce_sum_f64(sc.sums.data(), sc.sums.size());
+  double total = 0;
+  for (int n = 0; n < N; ++n)
+    if (labels[n] != -100) total += std::log(sumexp[n]) + static_cast<double>(sc.mx[n]) - target[n];
+  kernels::ce_slice_grad(dlogits, labels, sumexp, N, s.rows, s.v0, norm);
+  return total / norm;
+}
+
+#define STRATA_INSTANTIATE(T)                                                                                     \
+  template void vocab_parallel_embedding_forward<T>(const VocabSlice&, const TensorGroup<T>*, const int32_t*,    \
+                                                    const T*, T*, int, int);                                     \
+  template void vocab_parallel_embedding_backward<T>(const VocabSlice&, const int32_t*, const T*, T*, int, int, \
+                                                     std::vector<int32_t>&, int);                                \
+  template double vocab_parallel_cross_entropy<T>(const VocabSlice&, const TensorGroup<T>*, const T*,           \
+                                                  const int32_t*, T*, int, double, VocabParallelCeScratch<T>&);
+STRATA_INSTANTIATE(float)
+STRATA_INSTANTIATE(double)
+#undef STRATA_INSTANTIATE
+
+}  // namespace strata::nn
