@@ -16,6 +16,10 @@ PKGS=(
   libcli11-dev libprotobuf-dev protobuf-compiler
   # tests: GoogleTest, and python3 (standard library only) in the multi-process test scripts
   libgtest-dev python3
+  # training jobs on Slurm (strata job, backend: slurm): the daemons, the client commands and
+  # munge, for scripts/slurm_cluster.sh's one-machine cluster (and its tests); ip netns for
+  # netns_cluster.sh
+  slurm-wlm munge iproute2
 )
 source "$(dirname "$0")/apt_packages.sh"
 apt_packages "$@"

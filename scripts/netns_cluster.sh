@@ -22,6 +22,9 @@
 #     --subnet A.B.C    /24 to use, must be private 10.x (default 10.231.7)
 #     --prefix P        namespace names P1..PN and Psw (default h)
 #     --exec "CMD"      instead of strata, run CMD on every rank through the same mpirun
+#     --run "CMD"       run CMD once, inside h1, with the cluster's Open MPI settings exported
+#                       (OMPI_MCA_* as below) and STRATA_NETNS_HOSTFILE naming a hostfile of the
+#                       hosts ("<address> slots=1" lines): a hostfile job (strata job run) uses it
 #     --keep            leave the namespaces up at the end (delete them with --down)
 #     --down            delete the namespaces left by --keep and exit
 #   Anything after `--` goes to `strata train` (e.g. --set per_device_train_batch_size=16).
@@ -40,6 +43,7 @@ THREADS=1
 SUBNET=10.231.7
 PREFIX=h
 EXEC=""
+RUN=""
 KEEP=0
 DOWN=0
 EXTRA=()
@@ -54,10 +58,11 @@ while [[ $# -gt 0 ]]; do
     --subnet) SUBNET=$2; shift 2 ;;
     --prefix) PREFIX=$2; shift 2 ;;
     --exec) EXEC=$2; shift 2 ;;
+    --run) RUN=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --down) DOWN=1; shift ;;
     --) shift; EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "netns_cluster.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -160,6 +165,21 @@ echo "cluster: $N hosts ($(hosts | tr '\n' ' ')) on $SUBNET.0/24, bridge br0 in 
 for ((i = 1; i <= N; i++)); do
   printf '  %s  %s\n' "$PREFIX$i" "$(ip -n "$PREFIX$i" -4 -o addr show | awk '{printf "%s %s  ", $2, $4}')"
 done
+
+if [[ -n $RUN ]]; then
+  # The same settings as the mpirun line above, as environment variables: mpirun reads
+  # OMPI_MCA_<name>, and strata launch forwards them to the ranks.
+  export OMPI_MCA_plm_rsh_agent=$AGENT OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=$SUBNET.0/24 \
+    OMPI_MCA_oob_tcp_if_include=$SUBNET.0/24 OMPI_MCA_pml=ob1 OMPI_MCA_osc=^ucx \
+    OMPI_MCA_btl_vader_single_copy_mechanism=none
+  export STRATA_NETNS_HOSTFILE=$WORK/hostfile
+  for ((i = 1; i <= N; i++)); do echo "$(ip_of "$i") slots=1"; done > "$STRATA_NETNS_HOSTFILE"
+  set +e
+  in_h1 sh -c "$RUN"
+  status=$?
+  set -e
+  exit $status
+fi
 
 if [[ -n $EXEC ]]; then
   set_rate "${RATES%%,*}"

@@ -37,7 +37,7 @@ TEST(Cli, HelpOnEveryCommand) {
       {"predict", "--predict_output_format"},     {"generate", "--max-new-tokens"},
       {"launch", "--hostfile"},                   {"step", "--precision"},
       {"info", "--zero-stage"},                   {"tokenize", "--pad-to-multiple-of"},
-      {"completion", "shell"}};
+      {"completion", "shell"},                    {"job", "interrupt"}};
   for (const auto& [name, option] : commands) {
     EXPECT_NE(top.out.find(name), std::string::npos) << name << " not in strata --help:\n" << top.out;
     const auto r = run_strata({name, "--help"}, dir);
@@ -130,6 +130,8 @@ TEST(Cli, UnknownOptionsAndCommandsSuggestTheNearest) {
   expect({"launch", "--dryrun", "--", "strata", "train", "x.yaml"}, "did you mean '--dry-run'?");
   expect({"generate", "dir", "--prompt"}, "--prompt");  // a value is missing
   expect({"completion", "fish"}, "no completion for shell 'fish'");
+  expect({"job", "run", "job.yaml", "--dryrun"}, "strata job run: unknown option --dryrun; did you mean '--dry-run'?");
+  expect({"job", "stats", "j1"}, "strata job: unknown command 'stats'; did you mean 'status'?");
   const auto none = run_strata({}, dir);
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("train"), std::string::npos) << none.err;
@@ -166,6 +168,8 @@ TEST(Cli, BashCompletionFromTheOptionTables) {
   EXPECT_EQ(complete("strata info --zero", 2), "--zero-stage");
   EXPECT_EQ(complete("strata train --evaluation_s", 2), "--evaluation_strategy");
   EXPECT_EQ(complete("strata completion --he", 2), "--help");
+  EXPECT_EQ(complete("strata job ru", 2), "run");
+  EXPECT_EQ(complete("strata job run --dry", 3), "--dry-run");
 }
 
 }  // namespace

@@ -72,6 +72,15 @@ inline std::string copy_fixture_dir(const std::string& name, const ScratchDir& d
   return dst;
 }
 
+// config.json of a 1-layer BERT of hidden 32 with `dropout` on its hidden states and
+// attention: no weights, so `strata train` initialises it at random.
+inline void write_tiny_bert_config(const std::string& path, double dropout) {
+  write_text(path, "{\"model_type\": \"bert\", \"vocab_size\": 8000, \"hidden_size\": 32, \"num_hidden_layers\": 1, "
+                   "\"num_attention_heads\": 2, \"intermediate_size\": 64, \"max_position_embeddings\": 64, "
+                   "\"pad_token_id\": 3, \"hidden_dropout_prob\": " + std::to_string(dropout) +
+                   ", \"attention_probs_dropout_prob\": " + std::to_string(dropout) + "}");
+}
+
 struct CommandResult {
   int exit_code;  // -1 if the process did not exit normally
   std::string out, err;

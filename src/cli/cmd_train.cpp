@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/job_data.h"
 #include "cli/training_options.h"
+#include "core/exit_status.h"
 #include "data/loader.h"
 #include "dist/communicator.h"
 #include "dist/process_groups.h"
@@ -31,6 +32,7 @@
 #include "train/progress.h"
 #include "train/trainer.h"
 #include "util/error.h"
+#include "util/signal_flag.h"
 
 namespace strata::cli {
 
@@ -164,6 +166,7 @@ std::vector<std::string> host_names(dist::Communicator& world) {
 }
 
 int run(const std::string& config, const std::vector<ArgumentOverride>& overrides, Mode mode, const char* name) {
+  deliver_signals_to_an_idle_thread();  // first: every thread started later inherits the mask
   if (config.empty())
     fail("strata ", name, ": expected one CONFIG.yaml, e.g. strata ", name, " examples/spam/train.yaml (a bool option "
          "right before it takes it as its value: put CONFIG first or write --do_eval=true)");
@@ -291,7 +294,14 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
     print_metrics(split, r);
   };
   if (train_data) {
-    const nlohmann::json r = trainer.train(*train_data, eval_data.get(), eval_task);
+    nlohmann::json r;
+    try {
+      r = trainer.train(*train_data, eval_data.get(), eval_task);
+    } catch (const TrainingInterrupted&) {
+      // Every rank stopped after the same step and the checkpoint is on disk: an orderly exit.
+      dist::set_agreed_exit_status(kExitInterrupted);
+      return kExitInterrupted;
+    }
     trainer.save_model(a.output_dir);  // every rank: pipeline stages send their parameters to rank 0
     report("train", r, *train_data);
   }

@@ -26,5 +26,6 @@ Run define_generate(CLI::App& cmd);
 Run define_tokenize(CLI::App& cmd);
 Run define_launch(CLI::App& cmd);
 Run define_completion(CLI::App& cmd);
+Run define_job(CLI::App& cmd);
 
 }  // namespace strata::cli

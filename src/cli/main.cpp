@@ -29,6 +29,8 @@ constexpr Command kCommands[] = {
     {"predict", "predictions with label names and probabilities for test_file", define_predict},
     {"generate", "text from a causal LM (GPT-2): greedy or sampled continuations (docs/generate.md)", define_generate},
     {"launch", "run a command as a data-parallel job through mpirun (docs/distributed.md)", define_launch},
+    {"job", "training jobs: an Estimator-shaped spec run locally, over a hostfile or on Slurm (docs/jobs.md)",
+     define_job},
     {"step", "one forward + backward (and optionally one optimizer step) on a batch, written to .safetensors",
      define_step},
     {"info", "architecture, parameter count and the training memory per rank of a layout (docs/parallelism.md)",
@@ -47,6 +49,12 @@ std::vector<std::string> option_names(const CLI::App& cmd) {
   return names;
 }
 
+// The innermost command selected (strata job run: run).
+CLI::App* deepest(CLI::App* cmd) {
+  while (!cmd->get_subcommands().empty()) cmd = cmd->get_subcommands().front();
+  return cmd;
+}
+
 // A mistake in the command line itself (exit 2), as opposed to in what it asks for (exit 1).
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -58,13 +66,17 @@ void check_leftovers(const CLI::App& cmd) {
   if (rest.empty()) return;
   // A prefix command (launch) keeps the words after its options: a command, which never starts with '-'.
   if (cmd.get_prefix_command() && rest.front()[0] != '-') return;
-  const std::string where = cmd.get_parent() ? "strata " + cmd.get_name() : "strata";
+  std::string where = "strata";  // and the command path: strata job run
+  for (const CLI::App* c = &cmd; c->get_parent(); c = c->get_parent()) where.insert(6, " " + c->get_name());
   for (const std::string& word : rest) {
     if (word.size() < 2 || word[0] != '-') continue;
     const std::string name = word.substr(0, word.find('='));
     throw UsageError(strata::cat(where, ": unknown option ", name, strata::did_you_mean(name, option_names(cmd)),
                                  " (see ", where, " --help)"));
   }
+  if (!cmd.get_subcommands({}).empty())
+    throw UsageError(strata::cat(where, ": unknown command '", rest.front(), "'",
+                                 strata::did_you_mean(rest.front(), option_names(cmd)), " (see ", where, " --help)"));
   throw UsageError(strata::cat(where, ": unexpected argument '", rest.front(), "' (see ", where, " --help)"));
 }
 
@@ -78,7 +90,7 @@ CLI::App* parse_command_line(CLI::App& app, std::vector<std::string> words, cons
     if (e.get_exit_code() == 0) throw;  // --help, --version
     const std::vector<CLI::App*> parsed = app.get_subcommands();
     // An unknown option explains a missing one better than the other way round.
-    if (!parsed.empty()) check_leftovers(*parsed.front());
+    if (!parsed.empty()) check_leftovers(*deepest(parsed.front()));
     throw UsageError(strata::cat("strata", parsed.empty() ? "" : " " + parsed.front()->get_name(), ": ", e.what()));
   }
   const std::vector<CLI::App*> parsed = app.get_subcommands();
@@ -90,7 +102,7 @@ CLI::App* parse_command_line(CLI::App& app, std::vector<std::string> words, cons
                                  " (see strata --help)"));
   }
   CLI::App* cmd = parsed.front();
-  check_leftovers(*cmd);
+  check_leftovers(*deepest(cmd));
   if (trailing && !cmd->get_prefix_command())
     throw UsageError(strata::cat("strata ", cmd->get_name(), ": unexpected arguments after -- (see strata ",
                                  cmd->get_name(), " --help)"));

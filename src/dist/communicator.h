@@ -89,4 +89,9 @@ std::unique_ptr<Communicator> make_mpi_communicator(double timeout_s);
 // throws strata::Error listing the ranks whose `what` differs from rank 0's.
 void check_same_on_all_ranks(Communicator& comm, const std::string& fingerprint, const std::string& what);
 
+// Every rank will exit with `status` by agreement (they all stopped at the same point, e.g.
+// an interruption after a checkpoint). Exiting with it then finalises MPI as status 0 does,
+// instead of aborting the job as any other non-zero status does (docs/distributed.md).
+void set_agreed_exit_status(int status);
+
 }  // namespace strata::dist

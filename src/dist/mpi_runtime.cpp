@@ -22,6 +22,7 @@ int g_world_rank = 0;
 size_t g_max_count = INT_MAX;
 MPI_Comm g_exit_comm = MPI_COMM_NULL;  // for the barrier of a clean exit
 pid_t g_pid = 0;                       // a forked child inherits the exit handler, not MPI
+int g_agreed_status = 0;               // set_agreed_exit_status: a non-zero status that finalises
 
 const char* thread_level_name(int level) {
   switch (level) {
@@ -43,7 +44,7 @@ void at_exit(int status, void*) {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  if (status != 0)
+  if (status != 0 && status != g_agreed_status)
     abort_job(cat("strata: rank ", g_world_rank, ": exiting with status ", status, "; stopping every rank of the job"),
               status);
   Watchdog::instance().set_exiting();
@@ -108,3 +109,9 @@ void abort_job(const std::string& line, int code) {
 }
 
 }  // namespace strata::dist::detail
+
+namespace strata::dist {
+
+void set_agreed_exit_status(int status) { detail::g_agreed_status = status; }
+
+}  // namespace strata::dist

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include "util/console.h"
 #include "util/error.h"
 #include "util/rng.h"
+#include "util/signal_flag.h"
 
 namespace strata {
 
@@ -34,6 +36,10 @@ uint64_t dropout_seed(uint64_t seed, int64_t step, int micro) {
 }
 
 double round_sig(double v) { return std::round(v * 1e4) / 1e4; }
+
+std::string checkpoint_dir(const std::string& output_dir, int64_t step) {
+  return (fs::path(output_dir) / ("checkpoint-" + std::to_string(step))).string();
+}
 
 dist::Communicator* group_or_null(dist::Communicator* c) { return c && c->size() > 1 ? c : nullptr; }
 
@@ -182,6 +188,10 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   const int64_t start_step = state_.global_step;
   std::vector<Batch> accumulated(a.gradient_accumulation_steps);  // one batch per accumulation step
   bool started = false, stop = false;
+  // A stop request: SIGTERM (Slurm, a spot reclaim, kill) or SIGUSR1 (as mpirun forwards a
+  // stop to every rank). More of them change nothing: under Slurm a rank can get both, and the
+  // second must not cost the checkpoint. A rank stuck past its grace period is killed.
+  const SignalFlag stop_request({SIGTERM, SIGUSR1});
   int64_t tokens = 0;
 
   while (state_.global_step < max_steps && !stop) {
@@ -261,6 +271,19 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
       state_.batch_in_epoch = 0;
     }
     maybe_evaluate_and_save(eval_data, eval_task, epoch_end, stop);
+    // The signal reaches the ranks at different moments: they agree on the step to stop after.
+    // Every rank, pipeline stages included, must agree: the sum runs over the whole world.
+    double stops = stop_request.count() > 0 ? 1 : 0;
+    if (world_) world_->all_reduce_sum(&stops, 1, "stop request");
+    if (stops > 0 && state_.global_step < max_steps) {
+      bar.finish();
+      if (last_saved_step_ != state_.global_step) save_checkpoint_now();
+      const std::string path = checkpoint_dir(a.output_dir, state_.global_step);
+      if (is_main_process())
+        progress_message(cat("stop requested (signal ", stop_request.first_signal(), "): stopped after step ",
+                             state_.global_step, " of ", max_steps, "; resume from ", path));
+      throw TrainingInterrupted{path, state_.global_step, stop_request.first_signal()};
+    }
   }
   bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -429,18 +452,23 @@ void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* ev
     }
   }
   if (save_now || (stop && a.save_strategy != "no")) {
-    const std::string path = (fs::path(a.output_dir) / ("checkpoint-" + std::to_string(step))).string();
-    if (improved) state_.best_model_checkpoint = path;
-    // Rank 0 alone writes: the weights gathered from the pipeline stages, the optimizer state
-    // sent to it slice by slice (optimizer_files.h), so no rank needs a shared file system.
-    with_whole_model([&] {
-      save_checkpoint(a.output_dir, *model_, [&](const std::string& dir) { write_optimizer(dir); }, state_,
-                      tokenizer_dir_, training_arguments_json(a));
-      rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
-    });
-    if (!is_main_process()) write_optimizer("");  // sends this rank's slice to rank 0, if it has one to write
-    if (world_) world_->barrier("checkpoint written");
+    if (improved) state_.best_model_checkpoint = checkpoint_dir(a.output_dir, step);
+    save_checkpoint_now();
   }
+}
+
+void Trainer::save_checkpoint_now() {
+  const TrainingArguments& a = args_;
+  // Rank 0 alone writes: the weights gathered from the pipeline stages, the optimizer state
+  // sent to it slice by slice (optimizer_files.h), so no rank needs a shared file system.
+  with_whole_model([&] {
+    save_checkpoint(a.output_dir, *model_, [&](const std::string& dir) { write_optimizer(dir); }, state_,
+                    tokenizer_dir_, training_arguments_json(a));
+    rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
+  });
+  if (!is_main_process()) write_optimizer("");  // sends this rank's slice to rank 0, if it has one to write
+  if (world_) world_->barrier("checkpoint written");
+  last_saved_step_ = state_.global_step;
 }
 
 nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix, const EvalTask* task) {

@@ -27,6 +27,14 @@
 
 namespace strata {
 
+// Thrown by Trainer::train when a stop was requested (SIGTERM or SIGUSR1): every rank has
+// finished the same step and `checkpoint` holds that step, ready for resume_from_checkpoint.
+struct TrainingInterrupted {
+  std::string checkpoint;
+  int64_t step;
+  int signal_number;
+};
+
 // The process groups a Trainer runs over; null (or a group of one) for none.
 struct TrainerGroups {
   dist::Communicator* world = nullptr;     // every rank: barriers, checkpoint files, measured memory
@@ -48,6 +56,8 @@ class Trainer {
 
   // Trains per the arguments (resuming if asked); returns the train_results.json content.
   // eval_task: what evaluations on eval_data compute (null: default_eval_task of the model).
+  // SIGTERM / SIGUSR1 during training end it after the current step with a checkpoint, by
+  // throwing TrainingInterrupted (on every rank).
   nlohmann::json train(BatchStream& train_data, BatchStream* eval_data, const EvalTask* eval_task = nullptr);
   // Loss and metrics over the stream, keys prefixed ("eval_loss", "eval_f1", ...).
   nlohmann::json evaluate(BatchStream& data, const std::string& prefix = "eval", const EvalTask* task = nullptr);
@@ -76,6 +86,7 @@ class Trainer {
   struct Step;
   std::string log_path() const;  // trainer_log.jsonl, in logging_dir (default output_dir)
   void maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop);
+  void save_checkpoint_now();  // checkpoint-<global_step>, written by rank 0; every rank waits
   void resume_from(const std::string& checkpoint);
   void report_measured_memory();  // every rank's measured memory, printed by rank 0
   nlohmann::json pipeline_summary();  // the measured and theoretical bubble, printed by rank 0
@@ -105,6 +116,7 @@ class Trainer {
   size_t held_before_training_ = 0;   // memory_outside_plan() when training started
   std::pair<int, int> largest_batch_{0, 0};  // B and T: the shape the memory plan peaks at
   std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
+  int64_t last_saved_step_ = -1;
   // report_to's reporters, made at the first log entry so a run that logs nothing writes no files.
   std::optional<std::vector<std::unique_ptr<LogReporter>>> reporters_;
 };

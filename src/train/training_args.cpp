@@ -342,20 +342,21 @@ TrainingArguments parse_training_arguments_with(const std::string& text, const s
 }
 
 TrainingArguments parse_training_arguments(const std::string& text, const std::string& src,
-                                           const std::vector<std::string>& overrides) {
+                                           const std::vector<std::string>& overrides,
+                                           const std::string& overrides_source) {
   std::vector<ArgumentOverride> parsed;
-  for (const std::string& o : overrides) parsed.push_back(parse_set_override(o));
+  for (const std::string& o : overrides) parsed.push_back(parse_set_override(o, overrides_source));
   return parse_training_arguments_with(text, src, parsed);
 }
 
-ArgumentOverride parse_set_override(const std::string& o) {
+ArgumentOverride parse_set_override(const std::string& o, const std::string& source) {
   const size_t eq = o.find('=');
-  if (eq == std::string::npos || eq == 0) fail("--set ", o, ": expected key=value");
+  if (eq == std::string::npos || eq == 0) fail(source, " ", o, ": expected key=value");
   const std::string key = o.substr(0, eq);
   try {
-    return {key, YAML::Load(o.substr(eq + 1)), "--set " + key};
+    return {key, YAML::Load(o.substr(eq + 1)), source + " " + key};
   } catch (const YAML::Exception& e) {
-    fail("--set ", o, ": the value is not valid YAML: ", e.msg);
+    fail(source, " ", o, ": the value is not valid YAML: ", e.msg);
   }
 }
 

@@ -162,8 +162,9 @@ struct ArgumentOverride {
   // over another (as vector::insert in the middle does) would change a third's value.
   ArgumentOverride& operator=(const ArgumentOverride&) = delete;
 };
-// "key=value" (the --set form; the value parsed as YAML) as an override.
-ArgumentOverride parse_set_override(const std::string& key_eq_value);
+// "key=value" (the --set form; the value parsed as YAML) as an override; `source` names it
+// in errors ("--set", a job spec's hyperparameters).
+ArgumentOverride parse_set_override(const std::string& key_eq_value, const std::string& source = "--set");
 
 // One row of the option table as a command line shows it (strata train --help, completion).
 struct TrainingOptionDoc {
@@ -181,10 +182,12 @@ void set_training_argument(TrainingArguments& a, const std::string& key, const Y
                            const std::string& where);
 
 // Parses a YAML mapping; `source` names the file in errors. `overrides` are "key=value"
-// strings (values parsed as YAML scalars) applied on top. Validates everything.
-// Overrides apply in order, so a later one wins.
+// strings (values parsed as YAML scalars) applied on top; `overrides_source` names them in
+// errors (a job spec's hyperparameters are overrides too). Validates everything. Overrides
+// apply in order, so a later one wins.
 TrainingArguments parse_training_arguments(const std::string& yaml_text, const std::string& source,
-                                           const std::vector<std::string>& overrides = {});
+                                           const std::vector<std::string>& overrides = {},
+                                           const std::string& overrides_source = "--set");
 TrainingArguments parse_training_arguments_with(const std::string& yaml_text, const std::string& source,
                                                 const std::vector<ArgumentOverride>& overrides);
 TrainingArguments load_training_arguments(const std::string& path, const std::vector<ArgumentOverride>& overrides = {});

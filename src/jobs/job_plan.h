@@ -1,0 +1,74 @@
+// A job spec resolved into what will run: the instance type from the catalog, ranks per host
+// and threads per rank, the hosts, absolute paths for the job directory and the checkpoints,
+// and the training configuration as the ranks will read it. Everything a spec can get wrong
+// is found here, before the job directory exists. The plan is saved as plan.json, from which
+// a Slurm batch step (on another host, later) runs the job's attempts.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "jobs/instance_catalog.h"
+#include "jobs/job_spec.h"
+#include "train/training_args.h"
+
+namespace strata::jobs {
+
+struct JobPlan {
+  std::string name;
+  std::string job_dir;  // absolute
+  Backend backend = Backend::Local;
+  InstanceType instance;
+  int instance_count = 1;
+  int ranks_per_host = 1;
+  int threads_per_rank = 1;
+  std::vector<std::string> hosts;  // hostfile backend: the hosts used; otherwise empty
+  std::string slurm_partition;
+  bool spot = false;
+  double max_run = 0, max_wait = 0, grace = 0;
+  std::vector<double> simulate_interruptions;
+  double simulate_capacity_wait = 0;
+  std::string checkpoint_dir;  // checkpoint_uri, resolved and absolute
+  std::string local_dir;       // checkpoint_local_path, absolute: the ranks' output_dir
+  std::string working_dir;     // where the ranks run (relative paths of the training config)
+  std::vector<std::string> environment;  // NAME=value for the ranks
+  std::string strata_binary;
+
+  int world_size() const { return instance_count * ranks_per_host; }
+  std::string training_config_path() const { return job_dir + "/training.yaml"; }
+  nlohmann::json to_json() const;
+  static JobPlan from_json(const nlohmann::json& j);
+};
+
+struct PlannedJob {
+  JobPlan plan;
+  std::string training_yaml;  // the effective training configuration
+  TrainingArguments args;
+  std::vector<std::string> notes;  // things the user should know (cores described vs present, ...)
+};
+
+struct PlanInputs {
+  JobSpec spec;
+  InstanceCatalog catalog;
+  std::string job_name;
+  std::string working_dir;
+  std::string strata_binary;
+  int local_cores = 1;  // this machine's, for the local backend
+};
+
+PlannedJob make_plan(const PlanInputs& in);
+
+// Ranks per instance: `distribution.mpi.processes_per_host` when the spec sets it (the
+// Estimator's spelling), else one per GPU, else one using all the instance's cores.
+int ranks_per_instance(const InstanceType& t, const std::string& distribution_yaml, const std::string& where);
+
+struct HostSlots {
+  std::string host;
+  int slots = 0;  // 0: not given
+  int line = 0;
+};
+// An OpenMPI hostfile ("host [slots=N] [max_slots=M]" per line, # comments).
+std::vector<HostSlots> read_hostfile(const std::string& path);
+
+}  // namespace strata::jobs

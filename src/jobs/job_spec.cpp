@@ -1,0 +1,210 @@
+#include "jobs/job_spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "io/files.h"
+#include "train/training_args.h"
+#include "util/error.h"
+#include "util/nearest_name.h"
+
+namespace strata::jobs {
+
+namespace {
+
+struct Reader {
+  const std::string& source;
+  std::string where(const YAML::Node& key) const { return cat(source, " line ", key.Mark().line + 1); }
+};
+
+std::string scalar_text(const YAML::Node& v, const std::string& where, const char* what) {
+  if (!v.IsScalar()) fail(where, ": ", what, " expects a single value");
+  return v.Scalar();
+}
+
+double seconds(const YAML::Node& v, const std::string& where, const char* key) {
+  double x;
+  if (!v.IsScalar() || !YAML::convert<double>::decode(v, x) || !(x >= 0))
+    fail(where, ": ", key, " expects a number of seconds >= 0");
+  return x;
+}
+
+std::string emit(const YAML::Node& n) { return YAML::Dump(n) + "\n"; }
+
+// name: scalar pairs. as_yaml: keep each value as YAML text (quoted where needed), so that a
+// hyperparameter "a: b" stays one string when it is parsed again.
+NameValues name_values(const YAML::Node& v, const std::string& where, const char* key, bool as_yaml) {
+  if (v.IsNull()) return {};
+  if (!v.IsMap()) fail(where, ": ", key, " expects a mapping of name: value");
+  NameValues out;
+  for (const auto& kv : v) {
+    const std::string name = kv.first.as<std::string>();
+    const std::string text = scalar_text(kv.second, cat(where, ": ", key, ".", name), "the value");
+    out.emplace_back(name, as_yaml ? YAML::Dump(kv.second) : text);
+  }
+  return out;
+}
+
+bool valid_env_name(const std::string& n) {
+  if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) return false;
+  return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+YAML::Node load_yaml(const std::string& text, const std::string& source) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    fail(source, ": invalid YAML at line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg);
+  }
+}
+
+}  // namespace
+
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::Local: return "local";
+    case Backend::Hostfile: return "hostfile";
+    case Backend::Slurm: return "slurm";
+  }
+  return "?";
+}
+
+JobSpec parse_job_spec(const std::string& text, const std::string& source) {
+  const YAML::Node root = load_yaml(text, source);
+  if (!root.IsMap()) fail(source, ": expected a YAML mapping of job options (docs/jobs.md)");
+  JobSpec s;
+  s.source = source;
+  const Reader r{source};
+  std::map<std::string, int> seen_line;
+  using Handler = std::function<void(const YAML::Node& v, const std::string& where)>;
+  auto str = [](std::string& dst) -> Handler {
+    return [&dst](const YAML::Node& v, const std::string& w) { dst = scalar_text(v, w, "this option"); };
+  };
+  auto secs = [](double& dst, const char* key) -> Handler {
+    return [&dst, key](const YAML::Node& v, const std::string& w) { dst = seconds(v, w, key); };
+  };
+  const std::vector<std::pair<std::string, Handler>> handlers = {
+      {"base_job_name", str(s.base_job_name)},
+      {"instance_type", str(s.instance_type)},
+      {"instance_count",
+       [&](const YAML::Node& v, const std::string& w) {
+         if (!v.IsScalar() || !YAML::convert<int>::decode(v, s.instance_count) || s.instance_count < 1)
+           fail(w, ": instance_count expects an integer >= 1");
+       }},
+      {"hyperparameters", [&](const YAML::Node& v, const std::string& w) { s.hyperparameters = name_values(v, w, "hyperparameters", true); }},
+      {"distribution",
+       [&](const YAML::Node& v, const std::string& w) {
+         if (!v.IsMap()) fail(w, ": distribution expects a mapping, e.g. {dataparallel: {enabled: true}}");
+         s.distribution = emit(v);
+       }},
+      {"checkpoint_uri", str(s.checkpoint_uri)},
+      {"checkpoint_local_path", str(s.checkpoint_local_path)},
+      {"output_path", str(s.output_path)},
+      {"use_spot_instances",
+       [&](const YAML::Node& v, const std::string& w) {
+         if (!v.IsScalar() || !YAML::convert<bool>::decode(v, s.use_spot_instances))
+           fail(w, ": use_spot_instances expects true or false");
+       }},
+      {"max_run", secs(s.max_run, "max_run")},
+      {"max_wait", secs(s.max_wait, "max_wait")},
+      {"environment", [&](const YAML::Node& v, const std::string& w) { s.environment = name_values(v, w, "environment", false); }},
+      {"training_config",
+       [&](const YAML::Node& v, const std::string& w) {
+         if (v.IsMap()) {
+           s.training_config_source = cat(source, " training_config");
+           s.training_config_yaml = emit(v);
+         } else {
+           s.training_config_source = scalar_text(v, w, "training_config (a path, or the mapping itself)");
+           s.training_config_yaml = io::read_file(s.training_config_source);
+         }
+       }},
+      {"backend",
+       [&](const YAML::Node& v, const std::string& w) {
+         const std::string b = scalar_text(v, w, "backend");
+         if (b == "local") s.backend = Backend::Local;
+         else if (b == "hostfile") s.backend = Backend::Hostfile;
+         else if (b == "slurm") s.backend = Backend::Slurm;
+         else fail(w, ": backend is '", b, "'; expected local, hostfile or slurm");
+       }},
+      {"hostfile", str(s.hostfile)},
+      {"slurm_partition", str(s.slurm_partition)},
+      {"instance_catalog", str(s.instance_catalog)},
+      {"termination_grace_period", secs(s.termination_grace_period, "termination_grace_period")},
+      {"simulate_interruptions",
+       [&](const YAML::Node& v, const std::string& w) {
+         if (!v.IsSequence()) fail(w, ": simulate_interruptions expects a list of seconds, e.g. [30, 75, 120]");
+         for (const auto& t : v) s.simulate_interruptions.push_back(seconds(t, w, "simulate_interruptions"));
+       }},
+      {"simulate_capacity_wait", secs(s.simulate_capacity_wait, "simulate_capacity_wait")},
+  };
+  std::vector<std::string> names;
+  for (const auto& h : handlers) names.push_back(h.first);
+  names.push_back("checkpoint_s3_uri");
+  for (const auto& kv : root) {
+    std::string key = kv.first.as<std::string>();
+    const std::string where = r.where(kv.first);
+    if (key == "checkpoint_s3_uri") key = "checkpoint_uri";  // the Estimator's spelling
+    const auto h = std::find_if(handlers.begin(), handlers.end(), [&](const auto& e) { return e.first == key; });
+    if (h == handlers.end())
+      fail(where, ": unknown job option '", kv.first.as<std::string>(), "'", did_you_mean(kv.first.as<std::string>(), names),
+           " (docs/jobs.md lists them)");
+    if (seen_line.count(key))
+      fail(where, ": ", key, " is already set at line ", seen_line[key],
+           key == "checkpoint_uri" ? " (checkpoint_s3_uri is another name for it)" : "");
+    seen_line[key] = kv.first.Mark().line + 1;
+    h->second(kv.second, where);
+  }
+  auto line = [&](const char* key) { return cat(source, " line ", seen_line[key]); };
+  if (s.instance_type.empty()) fail(source, ": instance_type is required (a name from the instance catalog, e.g. local.c2)");
+  if (s.training_config_yaml.empty()) fail(source, ": training_config is required (the path of a strata train YAML, or its mapping)");
+  if (!(s.max_run > 0)) fail(line("max_run"), ": max_run must be positive");
+  if (seen_line.count("max_wait")) {
+    if (!s.use_spot_instances)
+      fail(line("max_wait"), ": max_wait bounds the wait for spot capacity; it needs use_spot_instances: true");
+    if (s.max_wait < s.max_run)
+      fail(line("max_wait"), ": max_wait (", s.max_wait, " s) must be at least max_run (", s.max_run,
+           " s): it bounds training plus waiting");
+  }
+  if (!s.simulate_interruptions.empty() && !s.use_spot_instances)
+    fail(line("simulate_interruptions"), ": only spot capacity is interrupted; set use_spot_instances: true");
+  if (seen_line.count("simulate_capacity_wait") && !s.use_spot_instances)
+    fail(line("simulate_capacity_wait"), ": only spot capacity is waited for; set use_spot_instances: true");
+  if (!(s.termination_grace_period > 0)) fail(line("termination_grace_period"), ": termination_grace_period must be positive");
+  if (s.backend == Backend::Hostfile && s.hostfile.empty())
+    fail(source, ": backend hostfile needs hostfile: FILE (OpenMPI's format, \"host slots=N\" per line)");
+  if (s.backend != Backend::Hostfile && !s.hostfile.empty())
+    fail(line("hostfile"), ": hostfile is used by backend: hostfile only (this job's backend is ", backend_name(s.backend), ")");
+  if (s.backend != Backend::Slurm && !s.slurm_partition.empty())
+    fail(line("slurm_partition"), ": slurm_partition is used by backend: slurm only");
+  for (const auto& [name, value] : s.environment)
+    if (!valid_env_name(name)) fail(line("environment"), ": environment variable name '", name, "' is not a valid name");
+  if (s.output_path.empty()) fail(line("output_path"), ": output_path must not be empty");
+  return s;
+}
+
+JobSpec load_job_spec(const std::string& path) { return parse_job_spec(io::read_file(path), path); }
+
+std::string effective_training_config(const JobSpec& spec, const NameValues& settings) {
+  YAML::Node cfg = load_yaml(spec.training_config_yaml, spec.training_config_source);
+  if (!cfg.IsMap()) fail(spec.training_config_source, ": expected a YAML mapping of option: value");
+  if (!spec.distribution.empty()) {
+    if (cfg["distribution"])
+      fail(spec.source, ": distribution is set both here and in ", spec.training_config_source, "; keep one");
+    cfg["distribution"] = YAML::Load(spec.distribution);
+  }
+  // The hyperparameters are checked as overrides first, so an error names them, not a line
+  // of the merged text.
+  std::vector<std::string> overrides;
+  for (const auto& [k, v] : spec.hyperparameters) overrides.push_back(k + "=" + v);
+  parse_training_arguments(emit(cfg), spec.training_config_source, overrides, spec.source + " hyperparameters:");
+  for (const auto& [k, v] : spec.hyperparameters) cfg[k] = YAML::Load(v);
+  for (const auto& [k, v] : settings) cfg[k] = YAML::Load(v);
+  const std::string text = emit(cfg);
+  parse_training_arguments(text, spec.training_config_source + " (as the job runs it)");
+  return text;
+}
+
+}  // namespace strata::jobs

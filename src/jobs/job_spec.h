@@ -1,0 +1,58 @@
+// A training job as SageMaker's Estimator describes one (base_job_name, instance_type,
+// instance_count, hyperparameters, distribution, checkpoint_s3_uri, use_spot_instances,
+// max_run, max_wait, ...), plus strata's training configuration and where to run it.
+// Parsed from YAML and checked before anything starts (docs/jobs.md lists every key).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace strata::jobs {
+
+enum class Backend { Local, Hostfile, Slurm };
+const char* backend_name(Backend b);
+
+using NameValues = std::vector<std::pair<std::string, std::string>>;
+
+struct JobSpec {
+  std::string source;  // the spec file, named in errors
+  // The Estimator's names and meanings.
+  std::string base_job_name = "strata-train";
+  std::string instance_type;
+  int instance_count = 1;
+  NameValues hyperparameters;  // name, value as YAML scalar text: they override the training config
+  std::string distribution;    // YAML text of the mapping, "" when absent; becomes the training config's own key
+  std::string checkpoint_uri;  // a directory or file:// URI (alias checkpoint_s3_uri); "" = <job dir>/checkpoints
+  std::string checkpoint_local_path;  // "" = <job dir>/work
+  std::string output_path = "out/jobs";
+  bool use_spot_instances = false;
+  double max_run = 86400;  // seconds of training (SageMaker's default: one day)
+  double max_wait = 0;     // seconds of training plus waiting for spot capacity; 0 = not set
+  NameValues environment;
+  // strata's.
+  std::string training_config_source;  // the training YAML's path, or "<spec> training_config" when inline
+  std::string training_config_yaml;    // its text
+  Backend backend = Backend::Local;
+  std::string hostfile;
+  std::string slurm_partition;
+  std::string instance_catalog;  // "" = the default catalog
+  // Seconds the ranks get, after a stop signal, to finish their step and write a checkpoint
+  // before they are killed (SageMaker gives a spot instance two minutes' notice).
+  double termination_grace_period = 120;
+  std::vector<double> simulate_interruptions;  // the k-th interrupts the k-th attempt this many seconds in
+  double simulate_capacity_wait = 0;           // seconds until spot capacity returns
+};
+
+// Every key is checked: unknown ones get the nearest valid name, values their expected type,
+// and max_wait < max_run, max_wait or interruptions without spot, a hostfile without the
+// hostfile backend, ... are refused with the file and line.
+JobSpec parse_job_spec(const std::string& yaml_text, const std::string& source);
+JobSpec load_job_spec(const std::string& path);
+
+// The training configuration the job runs, as YAML: training_config with the job's
+// distribution as its `distribution` key, the hyperparameters applied as `--set` applies
+// them, then `settings` (the plan's output_dir, num_threads, ...). Validated as `strata train`
+// validates a config; errors name the training config, or the spec's hyperparameters.
+std::string effective_training_config(const JobSpec& spec, const NameValues& settings);
+
+}  // namespace strata::jobs

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The hostfile backend on separate hosts: scripts/netns_cluster.sh makes 2 network-namespace
+# "hosts" joined over TCP; inside the first, `strata job run` starts a 2-instance job with
+# mpirun over a hostfile naming both. The job is interrupted once; its final parameters must
+# equal those of the same 2-rank training run by mpirun on this host (shared memory).
+#   hostfile_netns.sh STRATA_BINARY SOURCE_DIR
+# Exits 77 (skipped) where network namespaces cannot be made (not root, no ip netns).
+set -euo pipefail
+STRATA=${1:?usage: hostfile_netns.sh STRATA_BINARY SOURCE_DIR}
+SRC=${2:?}
+source "$SRC/tests/jobs/tiny_training.sh"
+[[ $(id -u) == 0 ]] || { echo "SKIP: network namespaces need root"; exit 77; }
+probe=strata_probe_$$
+ip netns add "$probe" 2> /dev/null || { echo "SKIP: cannot create a network namespace (ip netns add)"; exit 77; }
+ip netns del "$probe"
+WORK=$(mktemp -d)
+trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+echo "work dir: $WORK"
+tiny_training "$WORK" 600 4
+
+mpirun --oversubscribe -np 2 "$STRATA" train "$WORK/train.yaml" --set output_dir="$WORK/reference" \
+  --set num_threads=1 > "$WORK/reference.log" 2>&1 || { tail -20 "$WORK/reference.log"; fail "the reference run failed"; }
+
+cat > "$WORK/job.yaml" <<YAML
+backend: hostfile
+hostfile: HOSTFILE
+instance_type: local.c1
+instance_count: 2
+training_config: $WORK/train.yaml
+output_path: $WORK/jobs
+use_spot_instances: true
+simulate_interruptions: [2]
+simulate_capacity_wait: 0.5
+termination_grace_period: 30
+YAML
+# A prefix and subnet of our own: other runs of netns_cluster.sh may be up at the same time.
+"$SRC/scripts/netns_cluster.sh" -n 2 --prefix "sj$$" --subnet "10.231.$(($$ % 200 + 20))" --run \
+  "sed \"s#HOSTFILE#\$STRATA_NETNS_HOSTFILE#\" '$WORK/job.yaml' > '$WORK/job.run.yaml' &&
+   cd '$WORK' && '$STRATA' job run '$WORK/job.run.yaml' --job-name netns" > "$WORK/job.log" 2>&1 ||
+  { tail -30 "$WORK/job.log"; fail "the hostfile job failed"; }
+job=$WORK/jobs/netns
+[[ $(job_field "$job" "s['status']") == Completed ]] || fail "status $(job_field "$job" "s['status']")"
+[[ $(job_field "$job" "len(s['attempts'])") == 2 ]] || fail "expected 2 attempts (one interruption)"
+grep -q "mpirun over .*: 10\.231\." "$WORK/job.log" || fail "the plan does not name the namespace hosts"
+# Each rank ran on a host of its own: rank 0's banner says it is alone on its node.
+grep -q "rank 0 of 2 (local rank 0 of 1 on this node" "$job/logs/attempt-2/rank-0.log" ||
+  fail "the ranks did not run on hosts of their own"
+cmp "$WORK/reference/model.safetensors" "$job/model/model.safetensors" ||
+  fail "the hostfile job's final parameters differ from the 2-rank run's"
+echo "hostfile job over 2 namespace hosts: interrupted once, final parameters identical to mpirun's on one host"
+echo PASS

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The slurm backend on a real one-machine Slurm cluster of 2 nodes (run through
+# scripts/slurm_cluster.sh, which skips with exit 77 where Slurm cannot be started):
+#   spot       a 2-node spot job is interrupted twice, once from inside (a simulated
+#              interruption: scontrol requeue) and once by `strata job interrupt`; Slurm
+#              requeues it, the batch step resumes from the newest checkpoint, and the final
+#              parameters equal those of the same 2-rank training run by mpirun on this host;
+#   max_run    a job stops at max_run with a checkpoint: MaxRuntimeExceeded.
+#   slurm.sh STRATA_BINARY SOURCE_DIR      (inside scripts/slurm_cluster.sh --nodes 2)
+set -euo pipefail
+STRATA=${1:?usage: slurm_cluster.sh --nodes 2 -- slurm.sh STRATA_BINARY SOURCE_DIR}
+SRC=${2:?}
+source "$SRC/tests/jobs/tiny_training.sh"
+[[ -n ${SLURM_CONF:-} ]] || fail "run inside scripts/slurm_cluster.sh (SLURM_CONF is not set)"
+WORK=$(mktemp -d)
+trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+echo "work dir: $WORK"
+cd "$WORK"
+tiny_training "$WORK" 600 4
+JOBS=$WORK/jobs
+
+mpirun --oversubscribe -np 2 "$STRATA" train train.yaml --set output_dir="$WORK/reference" --set num_threads=1 \
+  > reference.log 2>&1 || { tail -20 reference.log; fail "the reference run failed"; }
+
+echo "== spot"
+cat > spot.yaml <<YAML
+backend: slurm
+instance_type: local.c1
+instance_count: 2
+training_config: $WORK/train.yaml
+output_path: $JOBS
+use_spot_instances: true
+max_run: 600
+max_wait: 1200
+simulate_interruptions: [2]
+simulate_capacity_wait: 1
+termination_grace_period: 20
+YAML
+"$STRATA" job run spot.yaml --job-name spot > spot.log 2>&1 &
+runner=$!
+job=$JOBS/spot
+for _ in $(seq 600); do  # attempt 2 has logged a training step
+  grep -qs '"step":' "$job/logs/attempt-2/rank-0.log" && break
+  sleep 0.1
+done
+grep -qs '"step":' "$job/logs/attempt-2/rank-0.log" || { kill "$runner"; tail -30 spot.log; fail "attempt 2 never trained"; }
+"$STRATA" job interrupt spot --output-path "$JOBS" | grep -q "requeued" || fail "strata job interrupt did not requeue"
+wait "$runner" || { tail -30 spot.log; fail "the spot job did not complete"; }
+[[ $(job_field "$job" "s['status']") == Completed ]] || fail "spot: status $(job_field "$job" "s['status']")"
+[[ $(job_field "$job" "len(s['attempts'])") == 3 ]] || fail "spot: $(job_field "$job" "len(s['attempts'])") attempts, expected 3"
+[[ $(grep -c "Slurm started job .* again" "$job/events.jsonl") == 2 ]] || fail "spot: Slurm did not run the job 3 times"
+grep -q "^#SBATCH --requeue" "$job/job.sbatch" && grep -q "^#SBATCH --signal=B:TERM@20" "$job/job.sbatch" ||
+  fail "spot: the batch script lacks --requeue / --signal"
+for a in 1 2 3; do
+  for r in 0 1; do [[ -s $job/logs/attempt-$a/rank-$r.log ]] || fail "spot: no log for attempt $a rank $r"; done
+done
+"$STRATA" job status spot --output-path "$JOBS" | grep -q "^slurm job    [0-9]" || fail "spot: status does not name the Slurm job"
+cmp "$WORK/reference/model.safetensors" "$job/model/model.safetensors" ||
+  fail "spot: the Slurm job's final parameters differ from the 2-rank mpirun run's"
+grep -E "Training seconds|Billable seconds|savings" spot.log
+echo "spot: requeued twice, final parameters identical to mpirun's"
+
+echo "== max_run"
+tiny_training "$WORK/long" 100000 4
+cat > long.yaml <<YAML
+backend: slurm
+instance_type: local.c1
+instance_count: 2
+training_config: $WORK/long/train.yaml
+output_path: $JOBS
+max_run: 4
+termination_grace_period: 20
+YAML
+"$STRATA" job run long.yaml --job-name maxrun > maxrun.log 2>&1 && fail "max_run: the job exited 0"
+[[ $(job_field "$JOBS/maxrun" "s['status']") == MaxRuntimeExceeded ]] ||
+  { tail -30 maxrun.log; fail "max_run: status $(job_field "$JOBS/maxrun" "s['status']")"; }
+ls "$JOBS/maxrun/checkpoints" | grep -q '^checkpoint-' || fail "max_run: no checkpoint in checkpoint_uri"
+grep -q "^#SBATCH --time=1$" "$JOBS/maxrun/job.sbatch" || fail "max_run: --time is not max_run + grace in minutes"
+echo "max_run: MaxRuntimeExceeded with a checkpoint"
+echo PASS

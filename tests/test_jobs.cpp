@@ -1,0 +1,308 @@
+// The job layer's parts on their own (src/jobs/): the spec and its checks, the instance
+// catalog, billing arithmetic, the checkpoint store's atomic upload and download, the plan
+// (ranks, threads, hostfile slots, missing Slurm tools), and the Slurm batch script. The
+// runners themselves are tested end to end by tests/jobs/*.sh.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "jobs/billing.h"
+#include "jobs/checkpoint_store.h"
+#include "jobs/instance_catalog.h"
+#include "jobs/job_plan.h"
+#include "jobs/job_record.h"
+#include "jobs/job_spec.h"
+#include "jobs/slurm.h"
+#include "test_util_fs.h"
+
+namespace strata::jobs {
+namespace {
+
+namespace fs = std::filesystem;
+using test::expect_error;
+using test::write_text;
+
+const std::string kCatalog = std::string(STRATA_SOURCE_DIR) + "/catalog/instances.yaml";
+
+// A minimal valid spec; `extra` lines are appended.
+std::string spec_text(const std::string& extra = "", const std::string& instance_type = "local.c1") {
+  return "instance_type: " + instance_type + "\n" +
+         "training_config: {model_name_or_path: m, train_file: t.csv, output_dir: o}\n" + extra;
+}
+
+TEST(JobSpec, EstimatorNamesAndDefaults) {
+  const JobSpec s = parse_job_spec(spec_text("base_job_name: spam\ninstance_count: 2\ncheckpoint_s3_uri: file:///x\n"
+                                             "use_spot_instances: true\nmax_run: 100\nmax_wait: 200\n"
+                                             "hyperparameters: {learning_rate: 1.0e-4, text_column: 'a: b'}\n"
+                                             "environment: {FOO: bar}\n"),
+                                   "job.yaml");
+  EXPECT_EQ(s.base_job_name, "spam");
+  EXPECT_EQ(s.instance_count, 2);
+  EXPECT_EQ(s.checkpoint_uri, "file:///x");  // the Estimator's spelling is an alias
+  EXPECT_TRUE(s.use_spot_instances);
+  EXPECT_EQ(s.max_run, 100);
+  EXPECT_EQ(s.max_wait, 200);
+  ASSERT_EQ(s.hyperparameters.size(), 2u);
+  EXPECT_EQ(s.hyperparameters[1].second, "\"a: b\"");  // stays one string when parsed again
+  EXPECT_EQ(s.environment[0], (std::pair<std::string, std::string>{"FOO", "bar"}));
+  EXPECT_EQ(s.backend, Backend::Local);
+  EXPECT_EQ(s.output_path, "out/jobs");
+  EXPECT_EQ(s.termination_grace_period, 120);
+}
+
+TEST(JobSpec, BadInputNamesTheLineAndTheFix) {
+  expect_error([] { parse_job_spec(spec_text("instance_tipe: x\n"), "job.yaml"); },
+               {"job.yaml line 3", "unknown job option 'instance_tipe'", "did you mean 'instance_type'"});
+  expect_error([] { parse_job_spec(spec_text("use_spot_instances: true\nmax_run: 100\nmax_wait: 50\n"), "job.yaml"); },
+               {"job.yaml line 5", "max_wait (50 s) must be at least max_run (100 s)"});
+  expect_error([] { parse_job_spec(spec_text("max_wait: 500\n"), "job.yaml"); },
+               {"job.yaml line 3", "max_wait", "needs use_spot_instances: true"});
+  expect_error([] { parse_job_spec(spec_text("simulate_interruptions: [5]\n"), "job.yaml"); },
+               {"only spot capacity is interrupted"});
+  expect_error([] { parse_job_spec(spec_text("hostfile: h.txt\n"), "job.yaml"); }, {"backend: hostfile only"});
+  expect_error([] { parse_job_spec(spec_text("backend: hostfile\n"), "job.yaml"); }, {"backend hostfile needs hostfile"});
+  expect_error([] { parse_job_spec(spec_text("backend: k8s\n"), "job.yaml"); }, {"expected local, hostfile or slurm"});
+  expect_error([] { parse_job_spec(spec_text("instance_count: 0\n"), "job.yaml"); }, {"instance_count expects an integer >= 1"});
+  expect_error([] { parse_job_spec(spec_text("checkpoint_uri: a\ncheckpoint_s3_uri: b\n"), "job.yaml"); },
+               {"line 4", "already set at line 3"});
+  expect_error([] { parse_job_spec("training_config: {model_name_or_path: m}\n", "job.yaml"); },
+               {"instance_type is required"});
+  expect_error([] { parse_job_spec(spec_text("environment: {1BAD: x}\n"), "job.yaml"); }, {"'1BAD' is not a valid name"});
+}
+
+TEST(JobSpec, HyperparametersOverrideTheTrainingConfigAsSetDoes) {
+  JobSpec s = parse_job_spec(spec_text("hyperparameters: {learning_rate: 1.0e-4, max_steps: 7}\n"
+                                       "distribution: {dataparallel: {enabled: true}}\n"),
+                             "job.yaml");
+  const TrainingArguments a =
+      parse_training_arguments(effective_training_config(s, {{"output_dir", "/abs/out"}}), "effective");
+  EXPECT_DOUBLE_EQ(a.learning_rate, 1e-4);
+  EXPECT_EQ(a.max_steps, 7);
+  EXPECT_EQ(a.output_dir, "/abs/out");
+  EXPECT_TRUE(a.dataparallel_enabled);  // distribution became the training config's own key
+
+  s = parse_job_spec(spec_text("hyperparameters: {lerning_rate: 1.0e-4}\n"), "job.yaml");
+  expect_error([&] { effective_training_config(s, {}); },
+               {"job.yaml hyperparameters:", "unknown option 'lerning_rate'", "did you mean 'learning_rate'"});
+  s = parse_job_spec(spec_text("hyperparameters: {max_steps: many}\n"), "job.yaml");
+  expect_error([&] { effective_training_config(s, {}); }, {"job.yaml hyperparameters: max_steps", "expects an integer"});
+  s = parse_job_spec("instance_type: x\ndistribution: {dataparallel: {enabled: true}}\ntraining_config: "
+                     "{model_name_or_path: m, train_file: t, output_dir: o, distribution: {dataparallel: {enabled: true}}}\n",
+                     "job.yaml");
+  expect_error([&] { effective_training_config(s, {}); }, {"distribution is set both here and in", "keep one"});
+}
+
+TEST(InstanceCatalog, ShipsTheSeedPricesAndChecksEntries) {
+  const InstanceCatalog c = InstanceCatalog::load(kCatalog);
+  EXPECT_DOUBLE_EQ(c.at("ml.p3.2xlarge", "t").on_demand_usd_per_hour, 3.825);
+  EXPECT_DOUBLE_EQ(c.at("ml.p3.8xlarge", "t").on_demand_usd_per_hour, 14.688);
+  EXPECT_DOUBLE_EQ(c.at("ml.p3.16xlarge", "t").on_demand_usd_per_hour, 28.152);
+  EXPECT_EQ(c.at("ml.p3.16xlarge", "t").gpus, 8);
+  EXPECT_EQ(c.at("local.c2", "t").cores, 2);
+  expect_error([&] { c.at("ml.p3.2xlarg", "job.yaml"); },
+               {"job.yaml", "instance_type 'ml.p3.2xlarg' is not in the instance catalog", "did you mean 'ml.p3.2xlarge'"});
+  const std::string ok = "cores: 2, gpus: 0, memory_gib: 4, on_demand_usd_per_hour: 1.0";
+  expect_error([&] { InstanceCatalog::parse("a: {" + ok + ", spot_usd_per_hour: 2.0}\n", "cat.yaml"); },
+               {"cat.yaml line 1: a", "spot_usd_per_hour (2) is above on_demand_usd_per_hour (1)"});
+  expect_error([&] { InstanceCatalog::parse("a: {" + ok + "}\n", "cat.yaml"); }, {"field 'spot_usd_per_hour' is missing"});
+  expect_error([&] { InstanceCatalog::parse("a: {" + ok + ", spot_usd_per_hour: 0.5, core: 2}\n", "cat.yaml"); },
+               {"unknown field 'core'", "did you mean 'cores'"});
+}
+
+TEST(Billing, CostIsBillableSecondsTimesInstancesTimesHourlyPrice) {
+  Billing b;
+  b.training_seconds = 5000;
+  b.billable_seconds = 3600;
+  b.instance_count = 2;
+  b.on_demand_usd_per_hour = 3.825;
+  b.spot_usd_per_hour = 1.1475;
+  EXPECT_DOUBLE_EQ(b.cost_usd(), 2 * 3.825);  // on demand
+  EXPECT_DOUBLE_EQ(b.spot_savings_percent(), 0);
+  b.spot = true;
+  EXPECT_NEAR(b.cost_usd(), 2 * 1.1475, 1e-12);
+  EXPECT_NEAR(b.on_demand_cost_usd(), 2 * 3.825, 1e-12);
+  EXPECT_NEAR(b.spot_savings_percent(), 70.0, 1e-9);
+  const std::string r = b.report();
+  EXPECT_NE(r.find("Training seconds: 5000\nBillable seconds: 3600\nManaged Spot Training savings: 70.0%"), std::string::npos)
+      << r;
+  EXPECT_EQ(b.to_json()["cost_usd"], 2.295);
+}
+
+class Store : public testing::Test {
+ protected:
+  // A checkpoint directory as the Trainer writes one (what matters here: complete = renamed).
+  void make_checkpoint(const std::string& dir, int step) {
+    const fs::path p = fs::path(dir) / ("checkpoint-" + std::to_string(step));
+    fs::create_directories(p);
+    write_text((p / "trainer_state.json").string(), "{\"global_step\": " + std::to_string(step) + "}");
+    write_text((p / "model.safetensors").string(), std::string(1000, static_cast<char>('a' + step % 26)));
+  }
+  std::vector<std::string> names(const std::string& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  test::ScratchDir dir_;
+};
+
+TEST_F(Store, UploadIsAtomicAndMirrorsRotation) {
+  const std::string local = dir_.path("local"), uri = dir_.path("uri");
+  const CheckpointStore store(uri);
+  store.check_writable("job.yaml");
+  make_checkpoint(local, 10);
+  make_checkpoint(local, 20);
+  EXPECT_EQ(store.upload(local), (std::vector<std::string>{"checkpoint-10", "checkpoint-20"}));
+  EXPECT_EQ(store.upload(local), std::vector<std::string>{});  // nothing new
+  // The trainer rotated checkpoint-10 away and wrote checkpoint-30: the store follows.
+  fs::remove_all(fs::path(local) / "checkpoint-10");
+  make_checkpoint(local, 30);
+  EXPECT_EQ(store.upload(local), std::vector<std::string>{"checkpoint-30"});
+  EXPECT_EQ(names(uri), (std::vector<std::string>{"checkpoint-20", "checkpoint-30"}));
+  EXPECT_EQ(test::read_text(uri + "/checkpoint-30/model.safetensors"), std::string(1000, 'e'));
+}
+
+TEST_F(Store, AHalfCopiedCheckpointIsNeverUsed) {
+  const std::string local = dir_.path("local"), uri = dir_.path("uri");
+  const CheckpointStore store(uri);
+  make_checkpoint(uri, 10);
+  // A copy that died half way: its temporary name is all a resume could see of it.
+  fs::create_directories(uri + "/.partial.checkpoint-20.999");
+  write_text(uri + "/.partial.checkpoint-20.999/trainer_state.json", "{\"global_step\": 20}");
+  EXPECT_EQ(store.download(local), local + "/checkpoint-10");
+  EXPECT_EQ(names(local), std::vector<std::string>{"checkpoint-10"});
+  store.upload(local);  // the next upload clears the debris
+  EXPECT_EQ(names(uri), std::vector<std::string>{"checkpoint-10"});
+}
+
+TEST_F(Store, DownloadReplacesWhatTheHostHad) {
+  const std::string local = dir_.path("local"), uri = dir_.path("uri");
+  make_checkpoint(local, 99);  // left by an earlier attempt on this host, never uploaded
+  EXPECT_EQ(CheckpointStore(uri).download(local), "");
+  EXPECT_TRUE(names(local).empty());
+}
+
+TEST_F(Store, UnreachableOrForeignUrisAreRefused) {
+  expect_error([] { CheckpointStore::resolve("s3://bucket/ckpt", "job.yaml"); },
+               {"job.yaml", "checkpoint_uri 's3://bucket/ckpt'", "no client for s3://"});
+  EXPECT_EQ(CheckpointStore::resolve("file:///data/ckpt", "j"), "/data/ckpt");
+  write_text(dir_.path("a_file"), "x");
+  expect_error([&] { CheckpointStore(dir_.path("a_file/ckpt")).check_writable("job.yaml"); },
+               {"job.yaml: checkpoint_uri", "is unreachable"});
+  expect_error([] { CheckpointStore("/proc/strata_jobs_test/ckpt").check_writable("job.yaml"); }, {"is not writable"});
+  CheckpointStore(dir_.path("new/ckpt")).check_writable("job.yaml");
+  EXPECT_FALSE(fs::exists(dir_.path("new")));  // checked, not created
+}
+
+TEST(JobPlan, RanksPerInstanceFollowTheDistributionOrTheGpus) {
+  const InstanceCatalog c = InstanceCatalog::load(kCatalog);
+  EXPECT_EQ(ranks_per_instance(c.at("local.c2", ""), "", "j"), 1);
+  EXPECT_EQ(ranks_per_instance(c.at("ml.p3.8xlarge", ""), "", "j"), 4);  // one per GPU
+  EXPECT_EQ(ranks_per_instance(c.at("local.c2", ""), "mpi: {enabled: true, processes_per_host: 2}", "j"), 2);
+  expect_error([&] { ranks_per_instance(c.at("local.c2", ""), "mpi: {processes_per_host: 3}", "job.yaml"); },
+               {"job.yaml", "processes_per_host is 3 but an local.c2 instance has 2 core(s)"});
+}
+
+class Plan : public testing::Test {
+ protected:
+  PlanInputs inputs(const std::string& extra, const std::string& instance_type = "local.c1") {
+    write_text(dir_.path("spec.yaml"), spec_text(extra + "output_path: " + dir_.path("jobs") + "\n", instance_type));
+    PlanInputs in;
+    in.spec = load_job_spec(dir_.path("spec.yaml"));
+    in.catalog = InstanceCatalog::load(kCatalog);
+    in.job_name = "j1";
+    in.working_dir = dir_.path();
+    in.strata_binary = "strata";
+    in.local_cores = 2;
+    return in;
+  }
+  test::ScratchDir dir_;
+};
+
+TEST_F(Plan, ResolvesPathsThreadsAndTheTrainingConfig) {
+  const PlannedJob pj = make_plan(inputs("instance_count: 2\n"));
+  EXPECT_EQ(pj.plan.job_dir, dir_.path("jobs/j1"));
+  EXPECT_EQ(pj.plan.checkpoint_dir, dir_.path("jobs/j1/checkpoints"));
+  EXPECT_EQ(pj.plan.local_dir, dir_.path("jobs/j1/work"));
+  EXPECT_EQ(pj.plan.world_size(), 2);
+  EXPECT_EQ(pj.plan.threads_per_rank, 1);
+  EXPECT_EQ(pj.args.output_dir, pj.plan.local_dir);  // the ranks write where the runner uploads from
+  EXPECT_EQ(pj.args.num_threads, 1);
+  EXPECT_EQ(JobPlan::from_json(pj.plan.to_json()).to_json(), pj.plan.to_json());
+  // Two local.c2 instances on this 2-core machine: the ranks share its cores, and are told so.
+  const PlannedJob crowded = make_plan(inputs("instance_count: 2\n", "local.c2"));
+  EXPECT_EQ(crowded.plan.threads_per_rank, 1);
+  ASSERT_FALSE(crowded.notes.empty());
+  EXPECT_NE(crowded.notes[0].find("describe 4 cores; this machine has 2"), std::string::npos);
+}
+
+TEST_F(Plan, HostfileSlotsMustExist) {
+  write_text(dir_.path("hosts.txt"), "# two hosts\nnode1 slots=1\nnode2 slots=4\n");
+  expect_error([&] { make_plan(inputs("backend: hostfile\nhostfile: " + dir_.path("hosts.txt") + "\ninstance_count: 2\n")); },
+               {"hosts.txt line 3: node2 slots=4", "local.c1 instance has 1 core(s)", "more slots than exist"});
+  expect_error([&] { make_plan(inputs("backend: hostfile\nhostfile: " + dir_.path("hosts.txt") + "\ninstance_count: 3\n")); },
+               {"hosts.txt names 2 host(s); instance_count is 3"});
+  const PlannedJob ok = make_plan(inputs("backend: hostfile\nhostfile: " + dir_.path("hosts.txt") + "\n"));
+  EXPECT_EQ(ok.plan.hosts, std::vector<std::string>{"node1"});
+}
+
+TEST_F(Plan, SlurmNeedsItsClient) {
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  setenv("PATH", dir_.path().c_str(), 1);  // no sbatch here
+  expect_error([&] { make_plan(inputs("backend: slurm\n")); },
+               {"spec.yaml: backend slurm needs sbatch, which is not on PATH"});
+  setenv("PATH", saved.c_str(), 1);
+}
+
+TEST_F(Plan, TheRunnerOwnsResume) {
+  expect_error([&] { make_plan(inputs("hyperparameters: {resume_from_checkpoint: latest}\n")); },
+               {"resume_from_checkpoint is the job runner's to set"});
+}
+
+TEST(Slurm, BatchScriptCarriesTheCatalogAndTheLimits) {
+  JobPlan p;
+  p.name = "spam-1";
+  p.job_dir = "/jobs/spam-1";
+  p.instance_count = 2;
+  p.ranks_per_host = 4;
+  p.threads_per_rank = 8;
+  p.max_run = 3600;
+  p.grace = 120;
+  p.working_dir = "/work";
+  p.strata_binary = "/bin/strata";
+  p.slurm_partition = "gpu";
+  const std::string s = slurm_batch_script(p);
+  for (const char* line : {"#SBATCH --nodes=2\n", "#SBATCH --ntasks-per-node=4\n", "#SBATCH --cpus-per-task=8\n",
+                           "#SBATCH --time=62\n", "#SBATCH --requeue\n", "#SBATCH --signal=B:TERM@120\n",
+                           "#SBATCH --partition=gpu\n", "exec /bin/strata job slurm-step /jobs/spam-1\n"})
+    EXPECT_NE(s.find(line), std::string::npos) << line << " not in\n" << s;
+  EXPECT_FALSE((SlurmState{"PENDING", "BeginTime"}.finished()));
+  EXPECT_TRUE((SlurmState{"COMPLETED", ""}.finished()));
+  EXPECT_TRUE((SlurmState{"", ""}.finished()));  // no longer known to Slurm
+}
+
+TEST(JobRecord, StatusesNamesAndEvents) {
+  EXPECT_EQ(parse_status("MaxWaitTimeExceeded"), JobStatus::MaxWaitTimeExceeded);
+  EXPECT_TRUE(is_final(JobStatus::Stopped));
+  EXPECT_FALSE(is_final(JobStatus::Interrupted));
+  check_job_name("spam-2026-11-23-03-12-54-123", "t");
+  expect_error([] { check_job_name("spam_job", "--job-name"); }, {"--job-name: job name 'spam_job' is not valid"});
+  test::ScratchDir dir;
+  const JobRecord r(dir.path());
+  r.set_status(JobStatus::Training, "attempt 1");
+  r.event("hello", {{"k", 1}});
+  EXPECT_EQ(r.current(), JobStatus::Training);
+  const auto ev = r.events();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0]["event"], "Training: attempt 1");
+  EXPECT_EQ(ev[1]["k"], 1);
+  EXPECT_EQ(ev[1]["time"].get<std::string>().size(), std::string("2026-11-23T03:12:54.123Z").size());
+  r.request("interrupt");
+  EXPECT_TRUE(r.take_request("interrupt"));
+  EXPECT_FALSE(r.take_request("interrupt"));
+}
+
+}  // namespace
+}  // namespace strata::jobs
