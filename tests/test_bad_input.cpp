@@ -269,16 +269,16 @@ TEST(BadInput, StepOutOntoADirectoryLeavesNoTemporaryFile) {
   EXPECT_EQ(scratch.listing(), std::vector<std::string>{"taken"});
 }
 
-TEST(BadInput, UnknownOptionListsTheValidOnes) {
+TEST(BadInput, UnknownOptionPointsToTheHelp) {
   const ScratchDir scratch;
   const auto step = test::run_strata({"step", "--model", test::fixture("bert-seq-cls"), "--bogus", "1"}, scratch);
   EXPECT_NE(step.exit_code, 0);
-  for (const char* part : {"unknown option --bogus", "--model", "--batch", "--out", "--precision", "--threads"})
+  for (const char* part : {"unknown option --bogus", "see strata step --help"})
     EXPECT_NE(step.err.find(part), std::string::npos) << part << " not in: " << step.err;
 
   const auto info = test::run_strata({"info", test::fixture("bert-seq-cls"), "--verbose"}, scratch);
   EXPECT_NE(info.exit_code, 0);
-  for (const char* part : {"unknown option --verbose", "--batch", "--seq"})
+  for (const char* part : {"unknown option --verbose", "see strata info --help"})
     EXPECT_NE(info.err.find(part), std::string::npos) << part << " not in: " << info.err;
 
   const auto precision = test::run_strata({"step", "--model", test::fixture("bert-seq-cls"), "--batch",

@@ -116,7 +116,7 @@ TEST_F(GenerateCli, BadInputExitsNonZeroNamingTheProblem) {
   expect_failure({"--prompt", "a", "--max-new-tokens", "200"},
                  {"prompt 1 has 2 tokens; with 200 new tokens that is 202 positions, more than the model's 128",
                   "--max-new-tokens 126"});
-  expect_failure({"--prompt", "a", "--do-sample=maybe"}, {"--do-sample takes no value, or =true / =false"});
+  expect_failure({"--prompt", "a", "--do-sample=maybe"}, {"--do-sample = maybe"});
   expect_failure({"--prompt", "a", "--beams", "4"}, {"unknown option --beams"});
   expect_failure({"--prompt-file", dir.path("missing.txt")}, {"missing.txt: cannot open the prompt file"});
   expect_failure({"--prompt", "a", "--tokenizer", dir.path("nowhere")}, {"nowhere"});

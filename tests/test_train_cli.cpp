@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "test_util_fs.h"
+#include "train/tensorboard_log.h"
 
 namespace strata {
 namespace {
@@ -150,6 +152,59 @@ TEST_F(TrainCli, FullDeterminismWritesTheSameWeightsOnOneAndTwoThreads) {
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
   EXPECT_EQ(test::read_text(dir_.path("t1/model.safetensors")), test::read_text(dir_.path("t2/model.safetensors")));
+}
+
+// report_to on the command line, HF-style: TensorBoard events under HF's default
+// output_dir/runs/<time>_<host> and trainer_log.csv hold every value of trainer_log.jsonl.
+TEST_F(TrainCli, ReportToWritesTensorBoardAndCsvCurves) {
+  const auto r = run_strata({"train", write_yaml("report_to: none\n"), "--report_to", "tensorboard", "csv"}, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<json> logged;
+  std::ifstream jsonl(dir_.path("out/trainer_log.jsonl"));
+  for (std::string line; std::getline(jsonl, line);) logged.push_back(json::parse(line));
+  ASSERT_GE(logged.size(), 4u);  // losses and evaluations at steps 2 and 4, the train summary
+
+  std::vector<fs::path> events;
+  for (const auto& e : fs::recursive_directory_iterator(dir_.path("out/runs")))
+    if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0) events.push_back(e.path());
+  ASSERT_EQ(events.size(), 1u);
+  const std::vector<TensorBoardScalar> scalars = read_tensorboard_scalars(events[0].string());
+  size_t numbers = 0;
+  for (const json& entry : logged)
+    for (const auto& [key, value] : entry.items()) {
+      if (key == "step" || !value.is_number()) continue;
+      ++numbers;
+      const std::string tag = tensorboard_tag(key);
+      const auto hit = std::find_if(scalars.begin(), scalars.end(), [&](const TensorBoardScalar& s) {
+        return s.tag == tag && s.step == entry["step"].get<int64_t>() && s.value == value.get<float>();
+      });
+      EXPECT_NE(hit, scalars.end()) << tag << " at step " << entry["step"];
+    }
+  EXPECT_EQ(scalars.size(), numbers);
+  for (const char* tag : {"train/loss", "train/learning_rate", "eval/loss", "eval/f1"})
+    EXPECT_TRUE(std::any_of(scalars.begin(), scalars.end(), [&](const auto& s) { return s.tag == tag; })) << tag;
+
+  std::ifstream csv(dir_.path("out/trainer_log.csv"));
+  std::string header, row;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("step,epoch,", 0), 0u) << header;
+  for (const char* column : {",loss", ",eval_loss", ",eval_f1", ",train_runtime"})
+    EXPECT_NE(header.find(column), std::string::npos) << column << " not in " << header;
+  size_t rows = 0;
+  while (std::getline(csv, row)) ++rows;
+  EXPECT_EQ(rows, logged.size());
+
+  // logging_dir puts the events (and trainer_log.jsonl) there; report_to none writes no events.
+  const auto none = run_strata({"train", write_yaml("overwrite_output_dir: true\n"), "--report_to", "none",
+                                "--logging_dir", dir_.path("tb")},
+                               dir_);
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_.path("tb")), fs::directory_iterator()), 1);  // the jsonl
+  const auto tb = run_strata({"train", write_yaml("overwrite_output_dir: true\n"), "--report_to=tensorboard",
+                              "--logging_dir", dir_.path("tb")},
+                             dir_);
+  ASSERT_EQ(tb.exit_code, 0) << tb.err;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_.path("tb")), fs::directory_iterator()), 2);  // + jsonl
 }
 
 }  // namespace

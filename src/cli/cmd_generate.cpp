@@ -1,16 +1,18 @@
 // `strata generate MODEL_DIR --prompt TEXT`: text from a causal LM, to see what a trained
 // model learned. Glue only: the tokenizer turns prompts into ids and ids back into text,
 // generate/ does the decoding (options as HF's GenerationConfig names them, docs/generate.md).
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "generate/generator.h"
 #include "models/pretrained.h"
@@ -22,6 +24,20 @@ namespace strata::cli {
 
 namespace {
 
+struct GenerateOptions {
+  std::string dir;
+  std::optional<std::string> prompt, prompt_file, tokenizer;
+  std::optional<int> max_new_tokens, top_k, num_return_sequences;
+  std::optional<double> temperature, top_p;
+  std::optional<long long> seed;
+  // Flags: given (count() > 0) they override generation_config.json's do_sample / use_cache.
+  bool do_sample = false, use_cache = true;
+  const CLI::Option* do_sample_flag = nullptr;
+  const CLI::Option* use_cache_flag = nullptr;
+  int threads = 0;
+  bool json = false;
+};
+
 // "GPT2LMHeadModel, ...": the classes strata can generate with, from the registry.
 std::string causal_lm_classes() {
   std::string s;
@@ -30,12 +46,12 @@ std::string causal_lm_classes() {
   return s;
 }
 
-std::vector<std::string> read_prompts(const Args& a) {
-  if (a.has("prompt") == a.has("prompt-file"))
+std::vector<std::string> read_prompts(const GenerateOptions& a) {
+  if (a.prompt.has_value() == a.prompt_file.has_value())
     fail("strata generate: give the text to continue with --prompt TEXT or --prompt-file FILE (one prompt per "
          "line), not both");
-  if (a.has("prompt")) return {a.str("prompt")};
-  const std::string path = a.str("prompt-file");
+  if (a.prompt) return {*a.prompt};
+  const std::string path = *a.prompt_file;
   std::ifstream in(path);
   if (!in) fail(path, ": cannot open the prompt file");
   std::vector<std::string> prompts;
@@ -48,24 +64,24 @@ std::vector<std::string> read_prompts(const Args& a) {
 }
 
 // The generation config of `dir` with the command line's overrides.
-gen::GenerationConfig generation_config(const Args& a, const std::string& dir) {
+gen::GenerationConfig generation_config(const GenerateOptions& a, const std::string& dir) {
   std::vector<std::string> ignored;
   gen::GenerationConfig g = gen::load_generation_config(dir, &ignored);
   for (const std::string& field : ignored)
     std::fprintf(stderr, "strata generate: warning: %s: %s is not implemented; generating without it\n", dir.c_str(),
                  field.c_str());
-  if (a.has("max-new-tokens")) g.max_new_tokens = a.int_or("max-new-tokens", 0);
-  g.do_sample = a.flag_or("do-sample", g.do_sample);
-  g.temperature = a.num_or("temperature", g.temperature);
-  g.top_k = a.int_or("top-k", g.top_k);
-  g.top_p = a.num_or("top-p", g.top_p);
-  g.num_return_sequences = a.int_or("num-return-sequences", g.num_return_sequences);
-  g.use_cache = a.flag_or("use-cache", g.use_cache);
-  const long long seed = a.int_or("seed", static_cast<int>(g.seed));
+  if (a.max_new_tokens) g.max_new_tokens = *a.max_new_tokens;
+  if (a.do_sample_flag->count()) g.do_sample = a.do_sample;
+  g.temperature = a.temperature.value_or(g.temperature);
+  g.top_k = a.top_k.value_or(g.top_k);
+  g.top_p = a.top_p.value_or(g.top_p);
+  g.num_return_sequences = a.num_return_sequences.value_or(g.num_return_sequences);
+  if (a.use_cache_flag->count()) g.use_cache = a.use_cache;
+  const long long seed = a.seed.value_or(static_cast<long long>(g.seed));
   if (seed < 0) fail("strata generate: --seed must be a non-negative integer, got ", seed);
   g.seed = static_cast<uint64_t>(seed);
   g.validate("strata generate: ");
-  if (!g.do_sample && (a.has("temperature") || a.has("top-k") || a.has("top-p")))
+  if (!g.do_sample && (a.temperature || a.top_k || a.top_p))
     std::fprintf(stderr, "strata generate: warning: --temperature, --top-k and --top-p only apply with --do-sample; "
                          "decoding greedily\n");
   return g;
@@ -83,26 +99,18 @@ std::string completion_text(const tok::Tokenizer& tk, const std::vector<int32_t>
   return tk.decode(generated);
 }
 
-}  // namespace
-
-int cmd_generate(int argc, char** argv) {
-  const Args a("generate", argc, argv,
-               {"prompt", "prompt-file", "max-new-tokens", "temperature", "top-k", "top-p", "seed",
-                "num-return-sequences", "tokenizer", "threads"},
-               {"do-sample", "use-cache", "json"});
-  if (a.positional().size() != 1)
-    fail("strata generate: expected one model directory, e.g. strata generate out/model --prompt \"Once upon\"");
-  const std::string dir = a.positional()[0];
+int run_generate(const GenerateOptions& a) {
+  const std::string& dir = a.dir;
   const ModelConfig cfg = load_model_config(dir);
   if (cfg.task != Task::CausalLM)
     fail(dir, ": a ", cfg.architecture(), " is not a causal language model, so it cannot generate text; strata "
          "generate runs ", causal_lm_classes(), " (the class in config.json's \"architectures\")");
   const gen::GenerationConfig g = generation_config(a, dir);
-  kernels::set_num_threads(a.int_or("threads", 0));
+  kernels::set_num_threads(a.threads);
   const std::vector<std::string> prompts = read_prompts(a);
 
   // Every prompt is tokenized and checked before any work, so a bad line costs no generation.
-  const std::string tok_dir = a.str_or("tokenizer", dir);
+  const std::string tok_dir = a.tokenizer.value_or(dir);
   const tok::Tokenizer tk = tok::Tokenizer::from_dir(tok_dir);
   std::vector<std::vector<int32_t>> ids;
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -137,7 +145,7 @@ int cmd_generate(int argc, char** argv) {
                  report.missing.size());
   const std::unique_ptr<CausalDecoder<float>> decoder = make_causal_decoder(*model, g.use_cache);
 
-  const bool json = a.flag_or("json", false);
+  const bool json = a.json;
   const bool headers = prompts.size() * g.num_return_sequences > 1;
   size_t new_tokens = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -169,6 +177,30 @@ int cmd_generate(int argc, char** argv) {
                new_tokens, prompts.size(), s, new_tokens / s, g.use_cache ? "kv cache" : "recompute, no cache",
                kernels::num_threads());
   return 0;
+}
+
+}  // namespace
+
+Run define_generate(CLI::App& cmd) {
+  auto o = std::make_shared<GenerateOptions>();
+  cmd.add_option("dir", o->dir, "model directory of a causal LM (config.json + model.safetensors)")
+      ->required()
+      ->type_name("MODEL_DIR");
+  cmd.add_option("--prompt", o->prompt, "the text to continue");
+  cmd.add_option("--prompt-file", o->prompt_file, "a file of prompts, one per line");
+  cmd.add_option("--max-new-tokens", o->max_new_tokens, "tokens to generate (default: generation_config.json's, else 20)");
+  o->do_sample_flag = cmd.add_flag("--do-sample", o->do_sample, "sample instead of greedy decoding");
+  cmd.add_option("--temperature", o->temperature, "sampling temperature (default 1.0)");
+  cmd.add_option("--top-k", o->top_k, "sample from the k most likely tokens (default 50)");
+  cmd.add_option("--top-p", o->top_p, "sample from the smallest set with this probability (default 1.0)");
+  cmd.add_option("--seed", o->seed, "sampling seed");
+  cmd.add_option("--num-return-sequences", o->num_return_sequences, "sequences per prompt");
+  o->use_cache_flag =
+      cmd.add_flag("--use-cache", o->use_cache, "keep a KV cache (default true; --use-cache=false recomputes)");
+  cmd.add_option("--tokenizer", o->tokenizer, "tokenizer directory (default: the model's)");
+  cmd.add_option("--threads", o->threads, "compute threads (0: all cores)");
+  cmd.add_flag("--json", o->json, "one JSON line per prompt with ids, completions and finish reasons");
+  return [o](const auto&) { return run_generate(*o); };
 }
 
 }  // namespace strata::cli

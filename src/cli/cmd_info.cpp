@@ -1,8 +1,10 @@
 // `strata info DIR`: what a model directory holds and what training it will cost.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
-#include "cli/args.h"
+#include <CLI/CLI.hpp>
+
 #include "cli/commands.h"
 #include "kernels/ops.h"
 #include "models/registry.h"
@@ -13,35 +15,41 @@
 
 namespace strata::cli {
 
-int cmd_info(int argc, char** argv) {
-  const Args a("info", argc, argv,
-               {"batch", "seq", "dp", "zero-stage", "bucket-mb", "gradient-checkpointing-every", "pp", "microbatches",
-                "pipeline", "tp"},
-               {"shard-optimizer-state", "gradient-checkpointing", "offload-activations"});
-  if (a.positional().size() != 1) fail("strata info: expected one model directory, e.g. strata info models/bert");
-  const std::string dir = a.positional()[0];
+namespace {
+
+struct InfoOptions {
+  std::string dir;
+  int batch = 32, seq = 128, dp = 1, zero_stage = 0, pp = 1, microbatches = 1, tp = 1;
+  double bucket_mb = 25;
+  bool shard_optimizer_state = false, gradient_checkpointing = false, offload_activations = false;
+  std::optional<int> gradient_checkpointing_every;
+  std::string pipeline = "interleaved";
+};
+
+int run_info(const InfoOptions& a) {
+  const std::string& dir = a.dir;
   ModelConfig cfg = load_model_config(dir);
-  const int B = a.int_or("batch", 32), T = a.int_or("seq", 128);
+  const int B = a.batch, T = a.seq;
   if (B <= 0 || T <= 0) fail("strata info: --batch and --seq must be positive");
   // The layout: data-parallel degree and ZeRO stage (as a job's shard_optimizer_state / zero_stage).
-  const int dp = a.int_or("dp", 1);
-  const int stage = std::max(a.int_or("zero-stage", 0), a.flag_or("shard-optimizer-state", false) ? 1 : 0);
-  const double bucket_mb = a.num_or("bucket-mb", 25);
+  const int dp = a.dp;
+  const int stage = std::max(a.zero_stage, a.shard_optimizer_state ? 1 : 0);
+  const double bucket_mb = a.bucket_mb;
   if (dp <= 0) fail("strata info: --dp must be positive");
   if (stage < 0 || stage > 2) fail("strata info: --zero-stage must be 0, 1 or 2");
   if (!(bucket_mb > 0)) fail("strata info: --bucket-mb must be positive");
   // Pipeline stages, as a job's partitions / microbatches / pipeline (auto_partition's split).
   TrainingArguments job;
-  job.pipeline_parallel_degree = a.int_or("pp", 1);
-  job.microbatches = a.int_or("microbatches", 1);
-  job.pipeline = a.str_or("pipeline", "interleaved");
+  job.pipeline_parallel_degree = a.pp;
+  job.microbatches = a.microbatches;
+  job.pipeline = a.pipeline;
   job.max_seq_length = T;
   if (job.pipeline_parallel_degree <= 0 || job.microbatches <= 0)
     fail("strata info: --pp and --microbatches must be positive");
   const dist::PipelineKind kind = dist::parse_pipeline_kind(job.pipeline);
   // Tensor parallelism: the plan is a rank's, whose table holds its slices (every rank's are
   // the same size). The parameter count below stays the whole model's.
-  const int tp = a.int_or("tp", 1);
+  const int tp = a.tp;
   if (tp <= 0) fail("strata info: --tp must be positive");
   check_tensor_split(cfg, tp, dir + "/config.json");
   // The flat buffers are reserved, never touched: the table costs no memory of note.
@@ -66,14 +74,14 @@ int cmd_info(int argc, char** argv) {
   std::printf("parameters     %zu (%.2fM; %.2fM in embeddings, %.2fM in the rest)\n", n, n / 1e6, embedding / 1e6,
               (n - embedding) / 1e6);
   nn::ActivationPolicy activations;
-  if (a.flag_or("gradient-checkpointing", false)) {
-    activations.checkpoint_every = a.int_or("gradient-checkpointing-every", 1);
+  if (a.gradient_checkpointing) {
+    activations.checkpoint_every = a.gradient_checkpointing_every.value_or(1);
     if (activations.checkpoint_every < 1)
       fail("strata info: --gradient-checkpointing-every must be >= 1, got ", activations.checkpoint_every);
-  } else if (a.has("gradient-checkpointing-every")) {
+  } else if (a.gradient_checkpointing_every) {
     fail("strata info: --gradient-checkpointing-every needs --gradient-checkpointing");
   }
-  activations.offload = a.flag_or("offload-activations", false);
+  activations.offload = a.offload_activations;
   if (job.pipeline_parallel_degree == 1) {
     std::printf("%s",
                 format_memory_plan(plan_rank_memory(rank_model, B, T, dp, stage, bucket_mb, 2, activations), B, T)
@@ -88,6 +96,27 @@ int cmd_info(int argc, char** argv) {
                                                  bucket_mb, 2, activations)
                         .c_str());
   return 0;
+}
+
+}  // namespace
+
+Run define_info(CLI::App& cmd) {
+  auto o = std::make_shared<InfoOptions>();
+  cmd.add_option("dir", o->dir, "model directory (config.json)")->required()->type_name("DIR");
+  cmd.add_option("--batch", o->batch, "examples per batch and rank")->capture_default_str();
+  cmd.add_option("--seq", o->seq, "tokens per example")->capture_default_str();
+  cmd.add_option("--dp", o->dp, "data-parallel degree")->capture_default_str();
+  cmd.add_option("--zero-stage", o->zero_stage, "ZeRO stage: 0, 1 or 2")->capture_default_str();
+  cmd.add_flag("--shard-optimizer-state", o->shard_optimizer_state, "ZeRO-1 (as zero-stage 1)");
+  cmd.add_option("--bucket-mb", o->bucket_mb, "MiB per gradient bucket (ddp_bucket_cap_mb)")->capture_default_str();
+  cmd.add_option("--pp", o->pp, "pipeline stages")->capture_default_str();
+  cmd.add_option("--microbatches", o->microbatches, "micro-batches per step")->capture_default_str();
+  cmd.add_option("--pipeline", o->pipeline, "simple (GPipe) or interleaved (1F1B)")->capture_default_str();
+  cmd.add_option("--tp", o->tp, "tensor-parallel degree")->capture_default_str();
+  cmd.add_flag("--gradient-checkpointing", o->gradient_checkpointing, "recompute blocks in backward");
+  cmd.add_option("--gradient-checkpointing-every", o->gradient_checkpointing_every, "recompute every k-th block");
+  cmd.add_flag("--offload-activations", o->offload_activations, "saved activations to host-memory files");
+  return [o](const auto&) { return run_info(*o); };
 }
 
 }  // namespace strata::cli

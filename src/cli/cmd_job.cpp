@@ -3,12 +3,15 @@
 // spot interruptions, with time limits and billing (docs/jobs.md).
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <thread>
 
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/job_commands.h"
 #include "io/files.h"
@@ -28,16 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace strata::jobs;
-
-constexpr const char* kJobUsage =
-    "usage: strata job <command>\n"
-    "  run JOB.yaml [--job-name NAME] [--rerun] [--dry-run]   validate, print the plan, run to the end\n"
-    "  status NAME [--json]              status, attempts, billing and the latest events\n"
-    "  logs NAME [--attempt K] [--rank R]  the logs of every rank and attempt\n"
-    "  stop NAME                         stop after the current step with a checkpoint (Stopped)\n"
-    "  interrupt NAME                    a spot interruption, now\n"
-    "  list                              the jobs under the output path\n"
-    "  NAME is a job name under --output-path (default out/jobs) or a job directory (docs/jobs.md)\n";
 
 double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
@@ -123,14 +116,18 @@ void claim_job_name(const JobRecord& rec, const std::string& name, bool rerun) {
   std::printf("the previous record of %s moved to %s\n", name.c_str(), aside.c_str());
 }
 
-int job_run(int argc, char** argv) {
-  const Args a("job run", argc, argv, {"job-name"}, {"rerun", "dry-run"});
-  if (a.positional().size() != 1) fail("strata job run: expected one JOB.yaml, e.g. strata job run examples/jobs/spam_spot.yaml");
+struct RunOptions {
+  std::string spec;
+  std::optional<std::string> job_name;
+  bool rerun = false, dry_run = false;
+};
+
+int job_run(const RunOptions& a) {
   PlanInputs in;
-  in.spec = load_job_spec(a.positional()[0]);
+  in.spec = load_job_spec(a.spec);
   in.catalog = InstanceCatalog::load(in.spec.instance_catalog.empty() ? STRATA_DEFAULT_CATALOG : in.spec.instance_catalog);
-  in.job_name = a.str_or("job-name", default_job_name(in.spec.base_job_name));
-  check_job_name(in.job_name, a.has("job-name") ? "--job-name" : in.spec.source + " base_job_name");
+  in.job_name = a.job_name.value_or(default_job_name(in.spec.base_job_name));
+  check_job_name(in.job_name, a.job_name ? "--job-name" : in.spec.source + " base_job_name");
   in.working_dir = fs::current_path().string();
   in.strata_binary = self_binary();
   in.local_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -142,9 +139,9 @@ int job_run(int argc, char** argv) {
          p.instance.name, " instance's ", p.instance.memory_gib, " GiB (batch ", pj.args.per_device_train_batch_size,
          " x seq ", pj.args.max_seq_length, ")");
   const JobRecord rec(p.job_dir);
-  if (!a.flag_or("dry-run", false)) claim_job_name(rec, p.name, a.flag_or("rerun", false));
+  if (!a.dry_run) claim_job_name(rec, p.name, a.rerun);
   print_plan(pj, in.spec, m);
-  if (a.flag_or("dry-run", false)) {
+  if (a.dry_run) {
     if (p.backend == Backend::Slurm) std::printf("\n%s", slurm_batch_script(p).c_str());
     return 0;
   }
@@ -156,28 +153,31 @@ int job_run(int argc, char** argv) {
   return end == JobStatus::Completed ? 0 : 1;
 }
 
-int job_slurm_step(int argc, char** argv) {
-  if (argc != 1) fail("strata job slurm-step JOB_DIR: run by the batch script that strata job run submits");
-  const JobRecord rec(fs::absolute(argv[0]).string());
+int job_slurm_step(const std::string& job_dir) {
+  const JobRecord rec(fs::absolute(job_dir).string());
   return run_slurm_step(load_plan(rec), rec);
 }
 
 }  // namespace
 
-int cmd_job(int argc, char** argv) {
-  if (argc < 1 || !std::strcmp(argv[0], "--help") || !std::strcmp(argv[0], "-h")) {
-    std::fputs(kJobUsage, argc < 1 ? stderr : stdout);
-    return argc < 1 ? 2 : 0;
-  }
-  const std::string sub = argv[0];
-  if (sub == "run") return job_run(argc - 1, argv + 1);
-  if (sub == "slurm-step") return job_slurm_step(argc - 1, argv + 1);
-  if (sub == "status") return job_status(argc - 1, argv + 1);
-  if (sub == "logs") return job_logs(argc - 1, argv + 1);
-  if (sub == "stop") return job_stop(argc - 1, argv + 1);
-  if (sub == "interrupt") return job_interrupt(argc - 1, argv + 1);
-  if (sub == "list") return job_list(argc - 1, argv + 1);
-  fail("strata job: unknown command '", sub, "'\n", kJobUsage);
+Run define_job(CLI::App& cmd) {
+  cmd.require_subcommand(1);
+  std::map<const CLI::App*, Run> runs;
+  CLI::App* run = cmd.add_subcommand("run", "validate JOB.yaml, print the plan, run the job to the end");
+  auto r = std::make_shared<RunOptions>();
+  run->add_option("spec", r->spec, "the job spec (docs/jobs.md)")->required()->type_name("JOB.yaml");
+  run->add_option("--job-name", r->job_name, "the job's name (default: base_job_name-<UTC time>)");
+  run->add_flag("--rerun", r->rerun, "run a finished job again (its record moves aside)");
+  run->add_flag("--dry-run", r->dry_run, "print the plan (and the Slurm batch script), run nothing");
+  runs[run] = [r](const auto&) { return job_run(*r); };
+  CLI::App* step = cmd.add_subcommand("slurm-step", "run by the batch script that strata job run submits");
+  auto dir = std::make_shared<std::string>();
+  step->add_option("job_dir", *dir, "the job's record directory")->required();
+  step->group("");  // not for people: hidden from the help
+  runs[step] = [dir](const auto&) { return job_slurm_step(*dir); };
+  define_job_inspection(cmd, runs);
+  for (CLI::App* sub : cmd.get_subcommands({})) sub->allow_extras();
+  return [runs, &cmd](const std::vector<std::string>& trailing) { return runs.at(cmd.get_subcommands().front())(trailing); };
 }
 
 }  // namespace strata::cli

@@ -1,11 +1,12 @@
 // `strata job status | logs | stop | interrupt | list`: a job's record, read or acted on.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
-#include "cli/args.h"
 #include "cli/job_commands.h"
 #include "jobs/checkpoint_store.h"
 #include "jobs/job_control.h"
@@ -22,10 +23,14 @@ namespace {
 
 constexpr const char* kDefaultOutputPath = "out/jobs";
 
-JobRecord job_arg(const Args& a, const char* command) {
-  if (a.positional().size() != 1) fail("strata job ", command, ": expected one job name (or job directory)");
-  return find_job(a.positional()[0], a.str_or("output-path", kDefaultOutputPath));
-}
+// What every job command takes: the job, and where the jobs are.
+struct JobOptions {
+  std::string name, output_path = kDefaultOutputPath;
+  bool json = false;
+  int attempt = 0, rank = -1;
+};
+
+JobRecord job_arg(const JobOptions& a) { return find_job(a.name, a.output_path); }
 
 std::string attempt_line(const nlohmann::json& at, double now) {
   const double start = at.at("start");
@@ -34,16 +39,13 @@ std::string attempt_line(const nlohmann::json& at, double now) {
              at.value("exit_status", -1));
 }
 
-}  // namespace
-
-int job_status(int argc, char** argv) {
-  const Args a("job status", argc, argv, {"output-path"}, {"json"});
-  const JobRecord rec = job_arg(a, "status");
+int job_status(const JobOptions& a) {
+  const JobRecord rec = job_arg(a);
   const JobPlan p = load_plan(rec);
   nlohmann::json s = rec.status();
   const double now = now_seconds();
   const Billing b = job_billing(p, s, s.value("ended", now));
-  if (a.flag_or("json", false)) {
+  if (a.json) {
     if (!s.contains("billing")) s["billing_so_far"] = b.to_json();
     std::printf("%s\n", s.dump(2).c_str());
     return 0;
@@ -70,10 +72,9 @@ int job_status(int argc, char** argv) {
   return 0;
 }
 
-int job_logs(int argc, char** argv) {
-  const Args a("job logs", argc, argv, {"output-path", "attempt", "rank"}, {});
-  const JobRecord rec = job_arg(a, "logs");
-  const int only_attempt = a.int_or("attempt", 0), only_rank = a.int_or("rank", -1);
+int job_logs(const JobOptions& a) {
+  const JobRecord rec = job_arg(a);
+  const int only_attempt = a.attempt, only_rank = a.rank;
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(rec.path("logs")))
     if (e.is_regular_file()) files.push_back(e.path());
@@ -94,21 +95,18 @@ int job_logs(int argc, char** argv) {
   return 0;
 }
 
-int job_stop(int argc, char** argv) {
-  const Args a("job stop", argc, argv, {"output-path"}, {});
-  std::printf("%s\n", stop_job(job_arg(a, "stop")).c_str());
+int job_stop(const JobOptions& a) {
+  std::printf("%s\n", stop_job(job_arg(a)).c_str());
   return 0;
 }
 
-int job_interrupt(int argc, char** argv) {
-  const Args a("job interrupt", argc, argv, {"output-path"}, {});
-  std::printf("%s\n", interrupt_job(job_arg(a, "interrupt")).c_str());
+int job_interrupt(const JobOptions& a) {
+  std::printf("%s\n", interrupt_job(job_arg(a)).c_str());
   return 0;
 }
 
-int job_list(int argc, char** argv) {
-  const Args a("job list", argc, argv, {"output-path"}, {});
-  const std::string out = a.str_or("output-path", kDefaultOutputPath);
+int job_list(const JobOptions& a) {
+  const std::string& out = a.output_path;
   const double now = now_seconds();
   std::printf("%-40s %-20s %-9s %-16s %-24s %9s %12s\n", "NAME", "STATUS", "BACKEND", "INSTANCES", "CREATED", "BILLABLE_S",
               "COST_USD");
@@ -122,6 +120,36 @@ int job_list(int argc, char** argv) {
                 b.billable_seconds, b.cost_usd());
   }
   return 0;
+}
+
+}  // namespace
+
+void define_job_inspection(CLI::App& job, std::map<const CLI::App*, Run>& runs) {
+  struct Command {
+    const char* name;
+    const char* help;
+    int (*run)(const JobOptions&);
+  };
+  const Command commands[] = {
+      {"status", "status, attempts, billing and the latest events of a job", job_status},
+      {"logs", "the logs of every rank and attempt of a job", job_logs},
+      {"stop", "stop a job after its current step, with a checkpoint (status Stopped)", job_stop},
+      {"interrupt", "a spot interruption of a job, now", job_interrupt},
+      {"list", "the jobs under the output path", job_list},
+  };
+  for (const Command& c : commands) {
+    CLI::App* sub = job.add_subcommand(c.name, c.help);
+    auto o = std::make_shared<JobOptions>();
+    if (c.run != job_list)
+      sub->add_option("name", o->name, "a job name under --output-path, or a job directory")->required()->type_name("NAME");
+    sub->add_option("--output-path", o->output_path, "where the jobs are")->capture_default_str();
+    if (c.run == job_status) sub->add_flag("--json", o->json, "the status record as JSON");
+    if (c.run == job_logs) {
+      sub->add_option("--attempt", o->attempt, "only this attempt (1, 2, ...)");
+      sub->add_option("--rank", o->rank, "only this rank's log");
+    }
+    runs[sub] = [o, run = c.run](const auto&) { return run(*o); };
+  }
 }
 
 }  // namespace strata::cli

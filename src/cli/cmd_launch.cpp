@@ -2,6 +2,8 @@
 // runs COMMAND as a data-parallel job through mpirun (docs/distributed.md).
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -13,46 +15,10 @@
 
 namespace strata::cli {
 
-int cmd_launch(int argc, char** argv) {
-  jobs::LaunchSpec spec;
-  bool dry_run = false;
-  int i = 0;
-  auto value = [&](const char* opt) -> std::string {
-    if (i + 1 >= argc) fail("strata launch: ", opt, " needs a value");
-    return argv[++i];
-  };
-  for (; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a == "-n" || a == "--nproc-per-host") {
-      const std::string v = value("-n");
-      char* end = nullptr;
-      spec.procs_per_host = static_cast<int>(std::strtol(v.c_str(), &end, 10));
-      if (v.empty() || *end) fail("strata launch: -n expects a number of processes per host, got '", v, "'");
-    } else if (a == "--hostfile") {
-      spec.hostfile = value("--hostfile");
-    } else if (a == "--hosts") {
-      const std::string v = value("--hosts");
-      for (size_t s = 0; s <= v.size();) {
-        const size_t c = std::min(v.find(',', s), v.size());
-        if (c > s) spec.hosts.push_back(v.substr(s, c - s));
-        s = c + 1;
-      }
-    } else if (a == "--mpirun") {
-      spec.mpirun = value("--mpirun");
-    } else if (a == "--mca") {
-      spec.extra_mpirun_args.insert(spec.extra_mpirun_args.end(), {"--mca", value("--mca"), value("--mca")});
-    } else if (a == "--dry-run") {
-      dry_run = true;
-    } else {
-      fail("strata launch: unknown option ", a, " (valid: -n N, --hostfile FILE, --hosts a,b, --mpirun PATH, ",
-           "--mca KEY VALUE, --dry-run, then -- COMMAND)");
-    }
-  }
-  for (; i < argc; ++i) spec.command.push_back(argv[i]);
+namespace {
+
+int run_launch(jobs::LaunchSpec spec, const std::vector<std::string>& mca, bool dry_run) {
+  for (size_t i = 0; i + 1 < mca.size(); i += 2) spec.extra_mpirun_args.insert(spec.extra_mpirun_args.end(), {"--mca", mca[i], mca[i + 1]});
   const std::vector<std::string> cmd = jobs::mpirun_argv(spec);
   std::printf("%s\n", jobs::shell_join(cmd).c_str());
   std::fflush(stdout);
@@ -62,6 +28,35 @@ int cmd_launch(int argc, char** argv) {
   c_argv.push_back(nullptr);
   execvp(c_argv[0], c_argv.data());
   fail("strata launch: cannot run ", cmd[0], ": ", std::strerror(errno), " (install openmpi-bin)");
+}
+
+}  // namespace
+
+Run define_launch(CLI::App& cmd) {
+  struct Options {
+    jobs::LaunchSpec spec;
+    std::vector<std::string> mca;
+    bool dry_run = false;
+  };
+  auto o = std::make_shared<Options>();
+  // Everything after the options (or after --) is the command to run, options included:
+  // strata launch -n 2 -- strata train job.yaml
+  cmd.prefix_command();
+  cmd.add_option("-n,--nproc-per-host", o->spec.procs_per_host, "processes per host")->capture_default_str();
+  cmd.add_option("--hostfile", o->spec.hostfile, "OpenMPI hostfile (\"node1 slots=8\" per line)");
+  cmd.add_option("--hosts", o->spec.hosts, "hosts, comma-separated")->delimiter(',');
+  cmd.add_option("--mpirun", o->spec.mpirun, "the mpirun to run")->capture_default_str();
+  cmd.add_option("--mca", o->mca, "an MCA parameter for mpirun: --mca KEY VALUE")
+      ->expected(2)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->type_name("KEY VALUE");
+  cmd.add_flag("--dry-run", o->dry_run, "print the mpirun line, run nothing");
+  return [o, &cmd](const std::vector<std::string>& trailing) {
+    jobs::LaunchSpec spec = o->spec;
+    spec.command = cmd.remaining();
+    spec.command.insert(spec.command.end(), trailing.begin(), trailing.end());
+    return run_launch(spec, o->mca, o->dry_run);
+  };
 }
 
 }  // namespace strata::cli

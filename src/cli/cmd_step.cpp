@@ -2,9 +2,11 @@
 // one optimizer step, everything written to a .safetensors file for comparison with
 // another framework (loss, logits, grad.<HF name>, and updated <HF name>).
 #include <cstdio>
+#include <optional>
 #include <vector>
 
-#include "cli/args.h"
+#include <CLI/CLI.hpp>
+
 #include "models/batch_json.h"
 #include "cli/commands.h"
 #include "io/safetensors.h"
@@ -16,9 +18,18 @@ namespace strata::cli {
 
 namespace {
 
+struct StepOptions {
+  std::string model, batch, out, precision = "fp32";
+  std::optional<std::string> optimizer;
+  double lr = 1e-3, weight_decay = 0, eps = 1e-8, momentum = 0;
+  std::vector<double> betas = {0.9, 0.999};
+  bool exclude_bias_norm_decay = false;
+  int threads = 0;
+};
+
 template <typename T>
-int run_step(const Args& a) {
-  const std::string dir = a.str("model"), batch_path = a.str("batch"), out = a.str("out");
+int run_step(const StepOptions& a) {
+  const std::string &dir = a.model, &batch_path = a.batch, &out = a.out;
   LoadReport report;
   auto model = load_pretrained<T>(dir, &report);
   print_load_report(report, dir);
@@ -44,18 +55,16 @@ int run_step(const Args& a) {
     tensors.push_back({"grad." + e.name, dt, e.shape, model->grads().data() + e.offset});
 
   std::unique_ptr<Optimizer<T>> opt;
-  if (a.has("optimizer")) {
+  if (a.optimizer) {
     OptimizerConfig oc;
-    oc.name = a.str("optimizer");
-    oc.lr = a.num_or("lr", 1e-3);
-    oc.weight_decay = a.num_or("weight-decay", 0.0);
-    const auto betas = a.nums_or("betas", {0.9, 0.999});
-    if (betas.size() != 2) fail("strata step: --betas expects two numbers, e.g. 0.9,0.999");
-    oc.beta1 = betas[0];
-    oc.beta2 = betas[1];
-    oc.eps = a.num_or("eps", 1e-8);
-    oc.momentum = a.num_or("momentum", 0.0);
-    oc.exclude_bias_and_norm_from_decay = a.has("exclude-bias-norm-decay");
+    oc.name = *a.optimizer;
+    oc.lr = a.lr;
+    oc.weight_decay = a.weight_decay;
+    oc.beta1 = a.betas[0];
+    oc.beta2 = a.betas[1];
+    oc.eps = a.eps;
+    oc.momentum = a.momentum;
+    oc.exclude_bias_and_norm_from_decay = a.exclude_bias_norm_decay;
     opt = std::make_unique<Optimizer<T>>(oc, table);
     opt->step(model->params().data(), model->grads().data(), oc.lr);
     for (const ParamEntry& e : table.entries())
@@ -63,7 +72,7 @@ int run_step(const Args& a) {
   }
   io::write_safetensors(out, tensors,
                         {{"format", "pt"}, {"model", dir}, {"architecture", model->config().architecture()},
-                         {"optimizer", a.str_or("optimizer", "none")}});
+                         {"optimizer", a.optimizer.value_or("none")}});
   std::printf("%s  loss %.9g  (%zu gradients%s) -> %s\n", model->config().architecture().c_str(), loss.loss,
               table.entries().size(), opt ? ", updated parameters" : "", out.c_str());
   return 0;
@@ -71,16 +80,26 @@ int run_step(const Args& a) {
 
 }  // namespace
 
-int cmd_step(int argc, char** argv) {
-  const Args a("step", argc, argv,
-               {"model", "batch", "out", "optimizer", "lr", "weight-decay", "betas", "eps", "momentum", "threads",
-                "precision"},
-               {"exclude-bias-norm-decay"});
-  kernels::set_num_threads(a.int_or("threads", 0));
-  const std::string precision = a.str_or("precision", "fp32");
-  if (precision == "fp32") return run_step<float>(a);
-  if (precision == "fp64") return run_step<double>(a);
-  fail("strata step: --precision must be fp32 or fp64, got '", precision, "'");
+Run define_step(CLI::App& cmd) {
+  auto o = std::make_shared<StepOptions>();
+  cmd.add_option("--model", o->model, "model directory (config.json + model.safetensors)")->required();
+  cmd.add_option("--batch", o->batch, "BATCH.json: input_ids, attention_mask, [token_type_ids], labels")->required();
+  cmd.add_option("--out", o->out, "OUT.safetensors: loss, logits, grad.<name> (and updated <name>)")->required();
+  cmd.add_option("--optimizer", o->optimizer, "also take one optimizer step")->check(CLI::IsMember({"adamw", "sgd"}));
+  cmd.add_option("--lr", o->lr, "learning rate")->capture_default_str();
+  cmd.add_option("--weight-decay", o->weight_decay, "weight decay")->capture_default_str();
+  cmd.add_option("--betas", o->betas, "AdamW betas, e.g. 0.9,0.999")->delimiter(',')->expected(2)->default_str("0.9,0.999");
+  cmd.add_option("--eps", o->eps, "AdamW epsilon")->capture_default_str();
+  cmd.add_option("--momentum", o->momentum, "SGD momentum")->capture_default_str();
+  cmd.add_flag("--exclude-bias-norm-decay", o->exclude_bias_norm_decay, "no weight decay on biases and LayerNorm weights");
+  cmd.add_option("--precision", o->precision, "fp32 or fp64")->capture_default_str();
+  cmd.add_option("--threads", o->threads, "compute threads (0: all cores)")->capture_default_str();
+  return [o](const auto&) {
+    kernels::set_num_threads(o->threads);
+    if (o->precision == "fp32") return run_step<float>(*o);
+    if (o->precision == "fp64") return run_step<double>(*o);
+    fail("strata step: --precision must be fp32 or fp64, got '", o->precision, "'");
+  };
 }
 
 }  // namespace strata::cli

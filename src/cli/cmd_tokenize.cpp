@@ -1,12 +1,14 @@
 // `strata tokenize --tokenizer DIR`: JSONL texts in, JSONL encodings out (docs/tokenizers.md).
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
+#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "io/files.h"
 #include "tokenizers/tokenizer.h"
@@ -17,6 +19,13 @@ namespace strata::cli {
 namespace {
 
 using nlohmann::json;
+
+struct TokenizeOptions {
+  std::string tokenizer;
+  std::optional<int> max_length, stride, pad_to_multiple_of;
+  std::optional<std::string> truncation, padding, input, output;
+  bool pair = false;
+};
 
 // ordered_json keeps the fields in the documented order.
 nlohmann::ordered_json encoding_json(const tok::Encoding& e) {
@@ -34,18 +43,18 @@ nlohmann::ordered_json encoding_json(const tok::Encoding& e) {
   return j;
 }
 
-std::optional<tok::TruncationParams> truncation_from(const Args& a) {
-  if (!a.has("max-length")) {
-    if (a.has("stride") || a.has("truncation")) fail("strata tokenize: --stride and --truncation need --max-length");
+std::optional<tok::TruncationParams> truncation_from(const TokenizeOptions& a) {
+  if (!a.max_length) {
+    if (a.stride || a.truncation) fail("strata tokenize: --stride and --truncation need --max-length");
     return std::nullopt;
   }
-  const int max_length = a.int_or("max-length", 0), stride = a.int_or("stride", 0);
+  const int max_length = *a.max_length, stride = a.stride.value_or(0);
   if (max_length <= 0) fail("strata tokenize: --max-length must be positive, got ", max_length);
   if (stride < 0) fail("strata tokenize: --stride must not be negative, got ", stride);
   tok::TruncationParams t;
   t.max_length = static_cast<size_t>(max_length);
   t.stride = static_cast<size_t>(stride);
-  const std::string s = a.str_or("truncation", "longest_first");
+  const std::string s = a.truncation.value_or("longest_first");
   if (s == "longest_first")
     t.strategy = tok::TruncationStrategy::LongestFirst;
   else if (s == "only_first")
@@ -57,9 +66,9 @@ std::optional<tok::TruncationParams> truncation_from(const Args& a) {
   return t;
 }
 
-std::optional<tok::PaddingParams> padding_from(const Args& a, const tok::Tokenizer& t) {
-  if (!a.has("padding")) {
-    if (a.has("pad-to-multiple-of")) fail("strata tokenize: --pad-to-multiple-of needs --padding");
+std::optional<tok::PaddingParams> padding_from(const TokenizeOptions& a, const tok::Tokenizer& t) {
+  if (!a.padding) {
+    if (a.pad_to_multiple_of) fail("strata tokenize: --pad-to-multiple-of needs --padding");
     return std::nullopt;
   }
   // The tokenizer's own padding settings (pad token, direction) when it has them.
@@ -74,17 +83,17 @@ std::optional<tok::PaddingParams> padding_from(const Args& a, const tok::Tokeniz
       }
     if (!id) fail("strata tokenize: --padding needs a pad token, and the tokenizer has neither [PAD] nor <pad>");
   }
-  const std::string s = a.str("padding");
+  const std::string s = *a.padding;
   if (s == "longest") {
     p.strategy = tok::PaddingStrategy::Longest;
   } else if (s == "max_length") {
-    if (!a.has("max-length")) fail("strata tokenize: --padding max_length needs --max-length");
+    if (!a.max_length) fail("strata tokenize: --padding max_length needs --max-length");
     p.strategy = tok::PaddingStrategy::MaxLength;
-    p.max_length = static_cast<size_t>(a.int_or("max-length", 0));
+    p.max_length = static_cast<size_t>(*a.max_length);
   } else {
     fail("strata tokenize: --padding expects longest or max_length, got '", s, "'");
   }
-  const int multiple = a.int_or("pad-to-multiple-of", 0);
+  const int multiple = a.pad_to_multiple_of.value_or(0);
   if (multiple < 0) fail("strata tokenize: --pad-to-multiple-of must not be negative, got ", multiple);
   p.pad_to_multiple_of = static_cast<size_t>(multiple);
   return p;
@@ -97,25 +106,19 @@ std::string field(const json& line, const char* key, size_t line_no) {
   return it->get<std::string>();
 }
 
-}  // namespace
-
-int cmd_tokenize(int argc, char** argv) {
-  const Args a("tokenize", argc, argv,
-               {"tokenizer", "max-length", "stride", "truncation", "padding", "pad-to-multiple-of", "input", "output"},
-               {"pair"});
-  if (!a.positional().empty()) fail("strata tokenize: unexpected argument '", a.positional()[0], "'");
-  tok::Tokenizer t = tok::Tokenizer::from_dir(a.str("tokenizer"));
+int run_tokenize(const TokenizeOptions& a) {
+  tok::Tokenizer t = tok::Tokenizer::from_dir(a.tokenizer);
   t.set_truncation(truncation_from(a));
   // Padding is applied to the whole input at once (as encode_batch does): "longest" means the
   // longest line of the input.
   const std::optional<tok::PaddingParams> padding = padding_from(a, t);
   t.set_padding(std::nullopt);
-  const bool pair = a.has("pair");
+  const bool pair = a.pair;
 
   std::string input;
-  const std::string input_name = a.has("input") ? a.str("input") : std::string("stdin");
-  if (a.has("input")) {
-    input = io::read_file(a.str("input"));
+  const std::string input_name = a.input.value_or("stdin");
+  if (a.input) {
+    input = io::read_file(*a.input);
   } else {
     std::ostringstream ss;
     ss << std::cin.rdbuf();
@@ -151,11 +154,28 @@ int cmd_tokenize(int argc, char** argv) {
   }
   std::string out;
   for (const tok::Encoding& e : encodings) out += encoding_json(e).dump() + "\n";
-  if (a.has("output"))
-    io::write_file_atomic(a.str("output"), out);
+  if (a.output)
+    io::write_file_atomic(*a.output, out);
   else
     std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
+}
+
+}  // namespace
+
+Run define_tokenize(CLI::App& cmd) {
+  auto o = std::make_shared<TokenizeOptions>();
+  cmd.add_option("--tokenizer", o->tokenizer, "tokenizer directory (tokenizer.json, vocab.txt, vocab.json + merges.txt)")
+      ->required();
+  cmd.add_flag("--pair", o->pair, "encode {\"text\", \"text_pair\"} pairs");
+  cmd.add_option("--max-length", o->max_length, "truncate to N tokens");
+  cmd.add_option("--stride", o->stride, "tokens of overlap in the overflowing windows");
+  cmd.add_option("--truncation", o->truncation, "longest_first (default), only_first or only_second");
+  cmd.add_option("--padding", o->padding, "longest or max_length");
+  cmd.add_option("--pad-to-multiple-of", o->pad_to_multiple_of, "round padded lengths up to a multiple of N");
+  cmd.add_option("--input", o->input, "JSONL file of {\"text\": ...} lines (default: stdin)");
+  cmd.add_option("--output", o->output, "JSONL file of encodings (default: stdout)");
+  return [o](const auto&) { return run_tokenize(*o); };
 }
 
 }  // namespace strata::cli

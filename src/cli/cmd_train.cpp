@@ -1,21 +1,25 @@
-// `strata train | evaluate | predict CONFIG.yaml [--set key=value ...]`: the Trainer as a
+// `strata train | evaluate | predict CONFIG.yaml [--key value ...] [--set key=value ...]`: the Trainer as a
 // command, configured like HF's run_glue.py / run_mlm.py. Everything the configuration can
 // get wrong is checked before any work starts; outputs go to output_dir as HF writes them.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 #include <thread>
 
-#include "cli/args.h"
+#include <CLI/CLI.hpp>
+
 #include "cli/commands.h"
 #include "cli/job_data.h"
+#include "cli/training_options.h"
 #include "core/exit_status.h"
 #include "data/loader.h"
 #include "dist/communicator.h"
 #include "dist/process_groups.h"
+#include "io/file_fingerprint.h"
 #include "io/files.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
@@ -29,7 +33,6 @@
 #include "train/tensor_parallel.h"
 #include "train/trainer.h"
 #include "util/error.h"
-#include "util/rng.h"
 #include "util/signal_flag.h"
 
 namespace strata::cli {
@@ -72,23 +75,27 @@ ModelConfig model_config(const TrainingArguments& a) {
 }
 
 // What must be the same on every rank: the options and the files the model and tokenizer
-// come from. A 64-bit hash of their bytes (the weights included) is compared across ranks.
+// come from, hashed without reading the weights whole (io/file_fingerprint.h).
 std::string fingerprint(const TrainingArguments& a) {
-  uint64_t h = 0x9e3779b97f4a7c15ull;
-  auto add = [&](std::string_view bytes) {
-    for (size_t i = 0; i < bytes.size(); i += 8) {
-      uint64_t w = 0;
-      std::memcpy(&w, bytes.data() + i, std::min<size_t>(8, bytes.size() - i));
-      h = mix64(h ^ w) + i;
-    }
-  };
+  io::Fingerprint h;
   TrainingArguments shared = a;
   shared.num_threads = 0;  // may differ per host
-  add(training_arguments_json(shared));
-  for (const std::string& dir : {a.model_name_or_path, a.tokenizer_name})
-    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "vocab.txt", "merges.txt"})
-      if (fs::exists(fs::path(dir) / f)) add(io::read_file((fs::path(dir) / f).string()));
-  return std::to_string(h);
+  h.add(training_arguments_json(shared));
+  for (const std::string& dir : {a.model_name_or_path, a.tokenizer_name}) {
+    std::vector<fs::path> files;
+    for (const char* f : {"config.json", "tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "spiece.model",
+                          "model.safetensors.index.json"})
+      if (fs::exists(fs::path(dir) / f)) files.push_back(fs::path(dir) / f);
+    if (fs::is_directory(dir))
+      for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".safetensors") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      h.add(f.filename().string());
+      h.add_file(f.string());
+    }
+  }
+  return std::to_string(h.value());
 }
 
 Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& world, dist::Communicator& data,
@@ -165,27 +172,24 @@ std::vector<std::string> host_names(dist::Communicator& world) {
   return world.all_gather_bytes(name, "host names");
 }
 
-int run(int argc, char** argv, Mode mode, const char* name) {
+int run(const std::string& config, const std::vector<ArgumentOverride>& overrides, Mode mode, const char* name) {
   deliver_signals_to_an_idle_thread();  // first: every thread started later inherits the mask
-  const Args cli(name, argc, argv, {"set"}, {});
-  if (cli.positional().size() != 1) fail("strata ", name, ": expected one CONFIG.yaml, e.g. strata ", name, " examples/spam/train.yaml");
-  std::vector<std::string> overrides;
-  // Args keeps the last --set; collect them all in order from argv.
-  for (int i = 0; i < argc; ++i) {
-    const std::string s = argv[i];
-    if (s == "--set" && i + 1 < argc) overrides.push_back(argv[++i]);
-    else if (s.rfind("--set=", 0) == 0) overrides.push_back(s.substr(6));
-  }
-  if (mode != Mode::Train) overrides.insert(overrides.begin(), "do_train=false");
-  if (mode == Mode::Predict) overrides.insert(overrides.begin(), "do_predict=true");
-  const TrainingArguments a = load_training_arguments(cli.positional()[0], overrides);
+  if (config.empty())
+    fail("strata ", name, ": expected one CONFIG.yaml, e.g. strata ", name, " examples/spam/train.yaml (a bool option "
+         "right before it takes it as its value: put CONFIG first or write --do_eval=true)");
+  // The mode's own settings first, so the command line can still change them.
+  std::vector<ArgumentOverride> all;
+  if (mode == Mode::Predict) all.push_back(parse_set_override("do_predict=true"));
+  if (mode != Mode::Train) all.push_back(parse_set_override("do_train=false"));
+  for (const ArgumentOverride& o : overrides) all.push_back(o);
+  const TrainingArguments a = load_training_arguments(config, all);
   const dist::Layout layout = dist::detect_layout();
   // The layout against the process count and the model, before MPI starts or any data is read.
   const dist::RankGrid grid = make_rank_grid(a, layout);
   check_parallel_layout(a, model_config(a), a.model_name_or_path + "/config.json", grid, layout);
   if (mode == Mode::Train && layout.rank == 0) check_output_dir(a);
   if (layout.rank == 0) {
-    std::printf("strata %s %s\n%s", name, cli.positional()[0].c_str(), format_training_arguments(a).c_str());
+    std::printf("strata %s %s\n%s", name, config.c_str(), format_training_arguments(a).c_str());
     std::printf("processes: %s\n", layout.describe().c_str());
     if (!a.ignored_options.empty()) {
       std::string names;
@@ -333,10 +337,20 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
   return 0;
 }
 
+// The three commands take the same CONFIG and options; they differ in what they run.
+Run define(CLI::App& cmd, Mode mode) {
+  auto config = std::make_shared<std::string>();
+  cmd.add_option("config", *config, "YAML file of option: value (or an HF example script's JSON config)")
+      ->type_name("CONFIG.yaml");
+  auto options = std::make_shared<TrainingOptions>(cmd);
+  const std::string name = cmd.get_name();
+  return [config, options, mode, name](const auto&) { return run(*config, options->overrides(), mode, name.c_str()); };
+}
+
 }  // namespace
 
-int cmd_train(int argc, char** argv) { return run(argc, argv, Mode::Train, "train"); }
-int cmd_evaluate(int argc, char** argv) { return run(argc, argv, Mode::Evaluate, "evaluate"); }
-int cmd_predict(int argc, char** argv) { return run(argc, argv, Mode::Predict, "predict"); }
+Run define_train(CLI::App& cmd) { return define(cmd, Mode::Train); }
+Run define_evaluate(CLI::App& cmd) { return define(cmd, Mode::Evaluate); }
+Run define_predict(CLI::App& cmd) { return define(cmd, Mode::Predict); }
 
 }  // namespace strata::cli

@@ -1,12 +1,12 @@
-// The `strata job` subcommands that look at or act on an existing job (cmd_job_inspect.cpp).
+// The `strata job` subcommands that look at or act on an existing job (cmd_job_inspect.cpp),
+// declared on the `job` command with what runs each.
 #pragma once
+#include <map>
+
+#include "cli/commands.h"
 
 namespace strata::cli {
 
-int job_status(int argc, char** argv);
-int job_logs(int argc, char** argv);
-int job_stop(int argc, char** argv);
-int job_interrupt(int argc, char** argv);
-int job_list(int argc, char** argv);
+void define_job_inspection(CLI::App& job, std::map<const CLI::App*, Run>& runs);
 
 }  // namespace strata::cli

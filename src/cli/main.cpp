@@ -1,77 +1,156 @@
+// `strata <command> [options]`: the commands of commands.h on one CLI11 parser. Help, the
+// version and the errors of the command line (an unknown command or option, with the nearest
+// valid name) are handled here, once for every command.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <exception>
+#include <map>
+#include <stdexcept>
 
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/nearest_name.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: strata <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  train     fine-tune or pretrain a model from a YAML file of HF TrainingArguments names\n"
-    "            strata train CONFIG.yaml [--set key=value ...]   (docs/training.md)\n"
-    "  evaluate  loss and metrics of a trained model on validation_file (or test_file)\n"
-    "            strata evaluate CONFIG.yaml [--set key=value ...]\n"
-    "  predict   predictions with label names and probabilities for test_file\n"
-    "            strata predict CONFIG.yaml [--set key=value ...]\n"
-    "  generate  text from a causal LM (GPT-2): greedy or sampled continuations of prompts\n"
-    "            strata generate MODEL_DIR (--prompt TEXT | --prompt-file FILE) [--max-new-tokens 50]\n"
-    "                            [--do-sample --temperature 1.0 --top-k 50 --top-p 1.0 --seed 42]\n"
-    "                            [--num-return-sequences 1] [--tokenizer DIR] [--use-cache=false]\n"
-    "                            [--threads N] [--json]   (docs/generate.md)\n"
-    "  launch    run a command as a data-parallel job through mpirun\n"
-    "            strata launch [-n PROCS_PER_HOST] [--hostfile FILE | --hosts a,b] [--dry-run] -- strata train job.yaml\n"
-    "  job       training jobs: an Estimator-shaped spec run locally, over a hostfile or on Slurm,\n"
-    "            with spot interruptions and resume, time limits and billing (docs/jobs.md)\n"
-    "            strata job run JOB.yaml | status NAME | logs NAME | stop NAME | interrupt NAME | list\n"
-    "  step   one forward + backward (and optionally one optimizer step) on a batch;\n"
-    "         writes loss, logits and every gradient to a .safetensors file\n"
-    "         strata step --model DIR --batch BATCH.json --out OUT.safetensors\n"
-    "                     [--optimizer adamw|sgd --lr 1e-3 --weight-decay 0 --betas 0.9,0.999 --eps 1e-8\n"
-    "                      --momentum 0 --exclude-bias-norm-decay] [--precision fp32|fp64] [--threads N]\n"
-    "  info   architecture, parameter count and the training memory per rank of a layout\n"
-    "         strata info DIR [--batch 32 --seq 128] [--dp 1 --zero-stage 0|1|2 | --shard-optimizer-state]\n"
-    "                         [--bucket-mb 25] [--pp 1 --microbatches 1 --pipeline interleaved|simple] [--tp 1]\n"
-    "                         [--gradient-checkpointing [--gradient-checkpointing-every K]] [--offload-activations]\n"
-    "                         (docs/parallelism.md)\n"
-    "  tokenize  JSONL {\"text\": ...} lines to JSONL encodings with HF tokenizers' exact output\n"
-    "            strata tokenize --tokenizer DIR [--pair] [--max-length N --stride N\n"
-    "                            --truncation longest_first|only_first|only_second]\n"
-    "                            [--padding longest|max_length --pad-to-multiple-of N]\n"
-    "                            [--input FILE.jsonl] [--output FILE.jsonl]   (docs/tokenizers.md)\n";
+using namespace strata::cli;
 
 struct Command {
   const char* name;
-  int (*run)(int, char**);
+  const char* summary;
+  Run (*define)(CLI::App&);
 };
-constexpr Command kCommands[] = {{"train", strata::cli::cmd_train},       {"evaluate", strata::cli::cmd_evaluate},
-                                 {"predict", strata::cli::cmd_predict},   {"step", strata::cli::cmd_step},
-                                 {"info", strata::cli::cmd_info},         {"generate", strata::cli::cmd_generate},
-                                 {"tokenize", strata::cli::cmd_tokenize}, {"launch", strata::cli::cmd_launch},
-                                 {"job", strata::cli::cmd_job}};
+constexpr Command kCommands[] = {
+    {"train", "fine-tune or pretrain a model from a YAML file of HF TrainingArguments names (docs/training.md)",
+     define_train},
+    {"evaluate", "loss and metrics of a trained model on validation_file", define_evaluate},
+    {"predict", "predictions with label names and probabilities for test_file", define_predict},
+    {"generate", "text from a causal LM (GPT-2): greedy or sampled continuations (docs/generate.md)", define_generate},
+    {"launch", "run a command as a data-parallel job through mpirun (docs/distributed.md)", define_launch},
+    {"job", "training jobs: an Estimator-shaped spec run locally, over a hostfile or on Slurm (docs/jobs.md)",
+     define_job},
+    {"step", "one forward + backward (and optionally one optimizer step) on a batch, written to .safetensors",
+     define_step},
+    {"info", "architecture, parameter count and the training memory per rank of a layout (docs/parallelism.md)",
+     define_info},
+    {"tokenize", "JSONL texts to JSONL encodings with HF tokenizers' exact output (docs/tokenizers.md)",
+     define_tokenize},
+    {"completion", "print the shell completion script: source <(strata completion bash)", define_completion},
+};
+
+// Every long option name of `cmd`, for "did you mean".
+std::vector<std::string> option_names(const CLI::App& cmd) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : cmd.get_options())
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  for (const CLI::App* sub : cmd.get_subcommands({})) names.push_back(sub->get_name());
+  return names;
+}
+
+// The innermost command selected (strata job run: run).
+CLI::App* deepest(CLI::App* cmd) {
+  while (!cmd->get_subcommands().empty()) cmd = cmd->get_subcommands().front();
+  return cmd;
+}
+
+// A mistake in the command line itself (exit 2), as opposed to in what it asks for (exit 1).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Words CLI11 did not take (commands allow extras so that this message, not CLI11's, names them).
+void check_leftovers(const CLI::App& cmd) {
+  const std::vector<std::string> rest = cmd.remaining();
+  if (rest.empty()) return;
+  // A prefix command (launch) keeps the words after its options: a command, which never starts with '-'.
+  if (cmd.get_prefix_command() && rest.front()[0] != '-') return;
+  std::string where = "strata";  // and the command path: strata job run
+  for (const CLI::App* c = &cmd; c->get_parent(); c = c->get_parent()) where.insert(6, " " + c->get_name());
+  for (const std::string& word : rest) {
+    if (word.size() < 2 || word[0] != '-') continue;
+    const std::string name = word.substr(0, word.find('='));
+    throw UsageError(strata::cat(where, ": unknown option ", name, strata::did_you_mean(name, option_names(cmd)),
+                                 " (see ", where, " --help)"));
+  }
+  if (!cmd.get_subcommands({}).empty())
+    throw UsageError(strata::cat(where, ": unknown command '", rest.front(), "'",
+                                 strata::did_you_mean(rest.front(), option_names(cmd)), " (see ", where, " --help)"));
+  throw UsageError(strata::cat(where, ": unexpected argument '", rest.front(), "' (see ", where, " --help)"));
+}
+
+// The command `words` select (reversed, as CLI11 takes them), checked for leftovers. Null
+// when there is none: then strata's help was printed.
+CLI::App* parse_command_line(CLI::App& app, std::vector<std::string> words, const std::vector<std::string>& names,
+                             bool trailing) {
+  try {
+    app.parse(words);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) throw;  // --help, --version
+    const std::vector<CLI::App*> parsed = app.get_subcommands();
+    // An unknown option explains a missing one better than the other way round.
+    if (!parsed.empty()) check_leftovers(*deepest(parsed.front()));
+    throw UsageError(strata::cat("strata", parsed.empty() ? "" : " " + parsed.front()->get_name(), ": ", e.what()));
+  }
+  const std::vector<CLI::App*> parsed = app.get_subcommands();
+  if (parsed.empty()) {
+    const std::vector<std::string> rest = app.remaining();
+    if (rest.empty()) return nullptr;
+    if (rest.front().rfind("-", 0) == 0) check_leftovers(app);
+    throw UsageError(strata::cat("strata: unknown command '", rest.front(), "'", strata::did_you_mean(rest.front(), names),
+                                 " (see strata --help)"));
+  }
+  CLI::App* cmd = parsed.front();
+  check_leftovers(*deepest(cmd));
+  if (trailing && !cmd->get_prefix_command())
+    throw UsageError(strata::cat("strata ", cmd->get_name(), ": unexpected arguments after -- (see strata ",
+                                 cmd->get_name(), " --help)"));
+  return cmd;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
+  CLI::App app("strata: train Hugging Face-style transformers on CPUs, from one process to many machines", "strata");
+  app.set_version_flag("--version", STRATA_VERSION);
+  app.allow_extras();
+  std::map<const CLI::App*, Run> runs;
+  std::vector<std::string> names;
   for (const Command& c : kCommands) {
-    if (std::strcmp(argv[1], c.name) != 0) continue;
-    try {
-      return c.run(argc - 2, argv + 2);
-    } catch (const strata::Error& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
-      return 1;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "internal error: %s\n", e.what());
-      return 3;
-    }
+    CLI::App* cmd = app.add_subcommand(c.name, c.summary);
+    cmd->allow_extras();
+    runs[cmd] = c.define(*cmd);
+    names.emplace_back(c.name);
   }
-  std::fprintf(stderr, "strata: unknown command '%s'\n\n%s", argv[1], kUsage);
-  return 2;
+  // The words after the first `--` are a command for launch to run; split off before CLI11
+  // parses, which would otherwise read a word such as "train" there as strata's own command.
+  std::vector<std::string> words(argv + 1, argv + argc), trailing;
+  if (const auto dashes = std::find(words.begin(), words.end(), "--"); dashes != words.end()) {
+    trailing.assign(dashes + 1, words.end());
+    words.erase(dashes, words.end());
+  }
+  std::reverse(words.begin(), words.end());  // CLI11 takes them last first
+  CLI::App* cmd = nullptr;
+  try {
+    cmd = parse_command_line(app, words, names, !trailing.empty());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  if (!cmd) {
+    std::fputs(app.help().c_str(), stderr);
+    return 2;
+  }
+  try {
+    return runs.at(cmd)(trailing);
+  } catch (const strata::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s\n", e.what());
+    return 3;
+  }
 }

@@ -5,13 +5,14 @@
 #include <cstdio>
 
 #include "data/sampler.h"
+#include "util/console.h"
 #include "util/error.h"
 
 namespace strata::data {
 
 namespace {
 
-void default_warn(const std::string& msg) { std::fprintf(stderr, "warning: %s\n", msg.c_str()); }
+void default_warn(const std::string& msg) { console_warning(msg); }
 
 ScannedFile scan(const std::string& path, const DataOptions& o, bool labels_optional) {
   ScanOptions so;

@@ -7,6 +7,7 @@
 #include "data/jsonl_reader.h"
 #include "data/record_scan.h"
 #include "data/utf8.h"
+#include "util/console.h"
 #include "util/error.h"
 
 namespace strata::data {
@@ -55,7 +56,7 @@ void warn_replaced_utf8(const RowStats& stats, const std::string& path, const Wa
   if (warn) {
     warn(msg);
   } else {
-    std::fprintf(stderr, "warning: %s\n", msg.c_str());
+    console_warning(msg);
   }
 }
 

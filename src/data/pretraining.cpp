@@ -5,6 +5,7 @@
 
 #include "data/lm_batches.h"
 #include "data/token_source.h"
+#include "util/console.h"
 #include "util/error.h"
 
 namespace strata::data {
@@ -45,7 +46,7 @@ PretrainingPlan plan_pretraining(const PretrainingOptions& o) {
     if (o.warn)
       o.warn(msg);
     else
-      std::fprintf(stderr, "warning: %s\n", msg.c_str());
+      console_warning(msg);
     p.sequence_length = o.tokenizer_max_length;
   }
   if (o.model_max_positions > 0 && p.sequence_length > o.model_max_positions)

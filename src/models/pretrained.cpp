@@ -8,6 +8,7 @@
 #include "io/files.h"
 #include "io/safetensors.h"
 #include "models/registry.h"
+#include "util/console.h"
 #include "util/error.h"
 #include "util/shape_str.h"
 
@@ -152,15 +153,15 @@ void save_pretrained(const Model<T>& model, const std::string& dir) {
 
 void print_load_report(const LoadReport& r, const std::string& dir) {
   if (!r.missing.empty()) {
-    std::fprintf(stderr, "warning: %s: %zu weight(s) not in the checkpoint were newly initialised:", dir.c_str(),
-                 r.missing.size());
-    for (const auto& n : r.missing) std::fprintf(stderr, " %s", n.c_str());
-    std::fprintf(stderr, "\n  You should probably train this model on a down-stream task before using it.\n");
+    std::string names;
+    for (const auto& n : r.missing) names += " " + n;
+    console_warning(cat(dir, ": ", r.missing.size(), " weight(s) not in the checkpoint were newly initialised:", names,
+                        "\n  You should probably train this model on a down-stream task before using it."));
   }
   if (!r.unexpected.empty()) {
-    std::fprintf(stderr, "warning: %s: %zu checkpoint weight(s) were not used:", dir.c_str(), r.unexpected.size());
-    for (const auto& n : r.unexpected) std::fprintf(stderr, " %s", n.c_str());
-    std::fprintf(stderr, "\n");
+    std::string names;
+    for (const auto& n : r.unexpected) names += " " + n;
+    console_warning(cat(dir, ": ", r.unexpected.size(), " checkpoint weight(s) were not used:", names));
   }
 }
 

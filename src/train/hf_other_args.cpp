@@ -146,6 +146,8 @@ bool falsy(const std::string& s) {
 
 }  // namespace
 
+std::span<const HfOtherArg> hf_other_args() { return kArgs; }
+
 const HfOtherArg* find_hf_other_arg(std::string_view name) {
   for (const HfOtherArg& a : kArgs)
     if (name == a.name) return &a;

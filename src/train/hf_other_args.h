@@ -9,6 +9,7 @@
 //    accepted silently.
 // docs/hf_compat.md lists them with the reasons.
 #pragma once
+#include <span>
 #include <string_view>
 
 #include <yaml-cpp/yaml.h>
@@ -24,6 +25,9 @@ struct HfOtherArg {
   const char* hf_default;
   const char* refusal;  // Refused: why, and what to set instead
 };
+
+// Every entry, in HF's order (the command line accepts each as an option).
+std::span<const HfOtherArg> hf_other_args();
 
 // The entry for `name`, or null when HF has no such argument or strata has an option for it.
 const HfOtherArg* find_hf_other_arg(std::string_view name);

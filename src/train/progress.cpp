@@ -4,10 +4,11 @@
 
 #include <cstdio>
 
+#include "util/console.h"
+
 namespace strata {
 
 namespace {
-bool g_bar_visible = false;
 
 std::string hms(double s) {
   const int t = static_cast<int>(s);
@@ -35,22 +36,17 @@ void Progress::update(int64_t done, const std::string& postfix) {
   std::string bar(filled, '#');
   bar.resize(width, '.');
   const std::string eta = rate > 0 ? hms((total_ - done) / rate) : "?";
-  std::fprintf(stderr, "\r%3d%%|%s| %lld/%lld [%s<%s, %.2fit/s] %s\033[K", total_ ? static_cast<int>(100 * done / total_) : 0,
-               bar.c_str(), static_cast<long long>(done), static_cast<long long>(total_), hms(secs).c_str(),
-               eta.c_str(), rate, postfix.c_str());
-  std::fflush(stderr);
-  g_bar_visible = true;
+  char head[160];
+  std::snprintf(head, sizeof head, "%3d%%|%s| %lld/%lld [%s<%s, %.2fit/s] ", total_ ? static_cast<int>(100 * done / total_) : 0,
+                bar.c_str(), static_cast<long long>(done), static_cast<long long>(total_), hms(secs).c_str(),
+                eta.c_str(), rate);
+  console_status(head + postfix);
 }
 
 void Progress::finish() {
-  if (tty_ && g_bar_visible) std::fputc('\n', stderr);
-  g_bar_visible = false;
+  if (tty_) console_status_end();
 }
 
-void progress_message(const std::string& line) {
-  if (g_bar_visible) std::fputs("\r\033[K", stderr);
-  std::printf("%s\n", line.c_str());
-  std::fflush(stdout);
-}
+void progress_message(const std::string& line) { console_message(line); }
 
 }  // namespace strata

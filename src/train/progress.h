@@ -20,7 +20,7 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
-// A message line (log entry, notice) that does not tear a bar drawn on the terminal.
+// A message line (log entry, notice) printed above the bar (util/console.h).
 void progress_message(const std::string& line);
 
 }  // namespace strata

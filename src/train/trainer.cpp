@@ -20,6 +20,7 @@
 #include "train/progress.h"
 #include "train/scheduler.h"
 #include "train/tensor_parallel.h"
+#include "util/console.h"
 #include "util/error.h"
 #include "util/rng.h"
 #include "util/signal_flag.h"
@@ -103,6 +104,8 @@ void Trainer::log(nlohmann::json entry) {
   state_.log_history.push_back(entry);  // every rank keeps it: any rank's state can resume
   if (!is_main_process()) return;
   std::ofstream(log_path(), std::ios::app) << entry.dump() << "\n";
+  if (!reporters_) reporters_ = make_log_reporters(args_, fs::path(log_path()).parent_path().string());
+  for (const auto& r : *reporters_) r->log(entry, state_.log_history);
   progress_message(entry.dump());
 }
 
@@ -166,7 +169,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     const int64_t examples = state_.batch_in_epoch * state_.global_batch_size;
     state_.batch_in_epoch = examples / global_batch;
     if (examples % global_batch && is_main_process())
-      progress_message(cat("warning: the checkpoint's position (", examples, " examples into epoch ", state_.epoch,
+      console_warning(cat("the checkpoint's position (", examples, " examples into epoch ", state_.epoch,
                            ") is not a multiple of the global batch ", global_batch, "; ", examples % global_batch,
                            " examples will be read again"));
   }

@@ -5,6 +5,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "train/checkpoint.h"
 #include "train/data_parallel_step.h"
 #include "train/eval_task.h"
+#include "train/log_reporters.h"
 #include "train/memory_plan.h"
 #include "train/optimizer.h"
 #include "train/pipeline_stages.h"
@@ -120,6 +122,8 @@ class Trainer {
   std::pair<int, int> largest_batch_{0, 0};  // B and T: the shape the memory plan peaks at
   std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
   int64_t last_saved_step_ = -1;
+  // report_to's reporters, made at the first log entry so a run that logs nothing writes no files.
+  std::optional<std::vector<std::unique_ptr<LogReporter>>> reporters_;
 };
 
 }  // namespace strata

@@ -15,6 +15,8 @@
 #include "io/files.h"
 #include "train/distribution_args.h"
 #include "train/hf_other_args.h"
+#include "train/log_reporters.h"
+#include "train/training_args_help.h"
 #include "util/error.h"
 #include "util/nearest_name.h"
 
@@ -200,9 +202,11 @@ void resolve_hf_spellings(TrainingArguments& a, const std::string& src) {
       fail(src, ": do_regression is true but problem_type is '", a.problem_type, "'");
     a.problem_type = "regression";
   }
-  // strata has no reporting integration yet: names other than all / none are noted as ignored.
+  // Integrations strata does not have (wandb, mlflow, ...) are noted as ignored.
+  const std::vector<std::string>& have = supported_report_to();
   for (const std::string& r : a.report_to)
-    if (r != "all" && r != "none") note_ignored(a, "report_to: " + r);
+    if (r != "all" && r != "none" && std::find(have.begin(), have.end(), r) == have.end())
+      note_ignored(a, "report_to: " + r);
 }
 
 void validate(TrainingArguments& a, const std::string& src) {
@@ -308,9 +312,8 @@ std::string TrainingArguments::best_metric_key() const {
   return metric_for_best_model.starts_with("eval_") ? metric_for_best_model : "eval_" + metric_for_best_model;
 }
 
-TrainingArguments parse_training_arguments(const std::string& text, const std::string& src,
-                                           const std::vector<std::string>& overrides,
-                                           const std::string& overrides_source) {
+TrainingArguments parse_training_arguments_with(const std::string& text, const std::string& src,
+                                                const std::vector<ArgumentOverride>& overrides) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -329,17 +332,32 @@ TrainingArguments parse_training_arguments(const std::string& text, const std::s
       assign(a, find_field(key, src), kv.second, cat(src, " line ", kv.first.Mark().line + 1));
     }
   }
-  for (const std::string& o : overrides) {
-    const size_t eq = o.find('=');
-    if (eq == std::string::npos || eq == 0) fail(overrides_source, " ", o, ": expected key=value");
-    const std::string key = o.substr(0, eq);
-    const YAML::Node value = YAML::Load(o.substr(eq + 1));
-    if (take_hf_other_arg(a, key, value, overrides_source + " " + key)) continue;
-    assign(a, find_field(key, overrides_source), value, overrides_source + " " + key);
+  for (const ArgumentOverride& o : overrides) {
+    if (take_hf_other_arg(a, o.key, o.value, o.where)) continue;
+    assign(a, find_field(o.key, o.where), o.value, o.where);
   }
   validate(a, src);
   validate_parallel_arguments(a, src);
   return a;
+}
+
+TrainingArguments parse_training_arguments(const std::string& text, const std::string& src,
+                                           const std::vector<std::string>& overrides,
+                                           const std::string& overrides_source) {
+  std::vector<ArgumentOverride> parsed;
+  for (const std::string& o : overrides) parsed.push_back(parse_set_override(o, overrides_source));
+  return parse_training_arguments_with(text, src, parsed);
+}
+
+ArgumentOverride parse_set_override(const std::string& o, const std::string& source) {
+  const size_t eq = o.find('=');
+  if (eq == std::string::npos || eq == 0) fail(source, " ", o, ": expected key=value");
+  const std::string key = o.substr(0, eq);
+  try {
+    return {key, YAML::Load(o.substr(eq + 1)), source + " " + key};
+  } catch (const YAML::Exception& e) {
+    fail(source, " ", o, ": the value is not valid YAML: ", e.msg);
+  }
 }
 
 void set_training_argument(TrainingArguments& a, const std::string& key, const YAML::Node& value,
@@ -347,8 +365,8 @@ void set_training_argument(TrainingArguments& a, const std::string& key, const Y
   assign(a, find_field(key, where), value, where);
 }
 
-TrainingArguments load_training_arguments(const std::string& path, const std::vector<std::string>& overrides) {
-  return parse_training_arguments(io::read_file(path), path, overrides);
+TrainingArguments load_training_arguments(const std::string& path, const std::vector<ArgumentOverride>& overrides) {
+  return parse_training_arguments_with(io::read_file(path), path, overrides);
 }
 
 namespace {
@@ -371,6 +389,36 @@ std::string format_training_arguments(const TrainingArguments& a) {
 }
 
 std::string training_arguments_json(const TrainingArguments& a) { return to_json(a).dump(2) + "\n"; }
+
+namespace {
+const char* type_name(std::string TrainingArguments::*) { return "TEXT"; }
+const char* type_name(bool TrainingArguments::*) { return "BOOL"; }
+const char* type_name(double TrainingArguments::*) { return "FLOAT"; }
+const char* type_name(int TrainingArguments::*) { return "INT"; }
+const char* type_name(int64_t TrainingArguments::*) { return "INT"; }
+template <typename T>
+const char* type_name(std::vector<T> TrainingArguments::*) { return "LIST"; }
+}  // namespace
+
+std::vector<TrainingOptionDoc> training_option_docs() {
+  const nlohmann::json dflt = to_json(TrainingArguments{});
+  std::vector<TrainingOptionDoc> docs;
+  for (const Field& f : kFields) {
+    TrainingOptionDoc d;
+    d.name = f.name;
+    for (const Alias& al : kAliases)
+      if (d.name == al.name) d.aliases.emplace_back(al.old_name);
+    d.type = std::visit([](auto m) { return type_name(m); }, f.member);
+    const nlohmann::json& v = dflt[f.name];
+    const bool empty = (v.is_string() && v.get<std::string>().empty()) || (v.is_array() && v.empty());
+    d.default_value = empty ? "" : v.is_string() ? v.get<std::string>() : v.dump();
+    const char* help = training_option_help(f.name);
+    if (!help) fail("internal: option '", f.name, "' has no help line in training_args_help.cpp");
+    d.help = help;
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
 
 nn::ActivationPolicy activation_policy(const TrainingArguments& a) {
   nn::ActivationPolicy p;

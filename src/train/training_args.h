@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "data/pretraining.h"
 #include "nn/activation_policy.h"
 
@@ -97,9 +99,11 @@ struct TrainingArguments {
   int num_threads = 0;                        // 0: all cores
   bool disable_tqdm = false;
   std::string run_name;     // names the run in its logs; "": output_dir
-  std::string logging_dir;  // where trainer_log.jsonl goes; default: output_dir
-  // HF's integrations: "all" (HF's default: every one strata has), "none", or names.
-  // Names strata does not have are ignored with the run's warning.
+  // Where TensorBoard event files go (default: HF's output_dir/runs/<time>_<host>) and
+  // trainer_log.jsonl / trainer_log.csv (default: output_dir).
+  std::string logging_dir;
+  // HF's integrations: "all" (HF's default: every one strata has), "none", or names:
+  // tensorboard, csv (train/log_reporters.h). Others are ignored with the run's warning.
   std::vector<std::string> report_to = {"all"};
   bool include_num_input_tokens_seen = false;  // log num_input_tokens_seen with each entry
   // Distribution (HF names; the SageMaker `distribution` dict sets dataparallel_enabled).
@@ -147,11 +151,30 @@ struct TrainingArguments {
 
 }  // namespace strata
 
-namespace YAML {
-class Node;
-}
-
 namespace strata {
+
+// One value given on the command line: `--key value` or `--set key=value`.
+struct ArgumentOverride {
+  std::string key;    // a field name, an HF alias, or an HF argument strata has no option for
+  YAML::Node value;   // a scalar, or a sequence for list options
+  std::string where;  // names it in errors, e.g. "--learning_rate"
+  // yaml-cpp's Node assignment writes into the node it refers to, so assigning one override
+  // over another (as vector::insert in the middle does) would change a third's value.
+  ArgumentOverride& operator=(const ArgumentOverride&) = delete;
+};
+// "key=value" (the --set form; the value parsed as YAML) as an override; `source` names it
+// in errors ("--set", a job spec's hyperparameters).
+ArgumentOverride parse_set_override(const std::string& key_eq_value, const std::string& source = "--set");
+
+// One row of the option table as a command line shows it (strata train --help, completion).
+struct TrainingOptionDoc {
+  std::string name;
+  std::vector<std::string> aliases;  // HF's older spellings
+  std::string type;                  // TEXT, INT, FLOAT, BOOL or LIST
+  std::string default_value;         // JSON of the default; "" for an empty text or list
+  std::string help;                  // one line (training_args_help.cpp)
+};
+std::vector<TrainingOptionDoc> training_option_docs();
 
 // Sets option `key` (a field name or HF alias) from a YAML scalar; `where` prefixes errors.
 // Unknown keys name the nearest known one.
@@ -160,11 +183,14 @@ void set_training_argument(TrainingArguments& a, const std::string& key, const Y
 
 // Parses a YAML mapping; `source` names the file in errors. `overrides` are "key=value"
 // strings (values parsed as YAML scalars) applied on top; `overrides_source` names them in
-// errors (a job spec's hyperparameters are overrides too). Validates everything.
+// errors (a job spec's hyperparameters are overrides too). Validates everything. Overrides
+// apply in order, so a later one wins.
 TrainingArguments parse_training_arguments(const std::string& yaml_text, const std::string& source,
                                            const std::vector<std::string>& overrides = {},
                                            const std::string& overrides_source = "--set");
-TrainingArguments load_training_arguments(const std::string& path, const std::vector<std::string>& overrides = {});
+TrainingArguments parse_training_arguments_with(const std::string& yaml_text, const std::string& source,
+                                                const std::vector<ArgumentOverride>& overrides);
+TrainingArguments load_training_arguments(const std::string& path, const std::vector<ArgumentOverride>& overrides = {});
 
 // The arguments as "name: value" lines, non-default ones marked, for the start-of-run table.
 std::string format_training_arguments(const TrainingArguments& a);

@@ -4,7 +4,7 @@
 # logged losses of every step, the final parameters, and distributed evaluation on a
 # validation set whose size (7) no world size divides; and a checkpoint saved by 2 ranks
 # resumed on 4 ranks and on 1 rank ends where the uninterrupted run ends; ranks started with
-# different configurations are refused.
+# different configurations, or with different weights under the same path, are refused.
 #   ddp_equivalence.sh STRATA_BINARY SOURCE_DIR
 set -euo pipefail
 STRATA=${1:?usage: ddp_equivalence.sh STRATA_BINARY SOURCE_DIR}
@@ -90,6 +90,23 @@ fi
 grep -q "configuration differs across ranks: rank 1 has a different configuration or model files than rank 0" \
   "$WORK/mismatch.log" || { echo "FAILED: no mismatch diagnostic"; tail -20 "$WORK/mismatch.log"; exit 1; }
 echo "mismatch: refused with 'configuration differs across ranks' -> ok"
+# The same options and model path, but each rank's directory holds other weights of the same
+# architecture (the final model against its checkpoint at step 5): refused too, though no rank
+# reads the weights whole to compare them (io/file_fingerprint.h).
+for side in a b; do
+  mkdir -p "$WORK/weights-$side"
+  sed -e "s|^model_name_or_path: .*|model_name_or_path: model|" -e "s|^output_dir: .*|output_dir: out|" \
+    "$WORK/single.yaml" > "$WORK/weights-$side/job.yaml"
+done
+cp -r "$WORK/single" "$WORK/weights-a/model"
+cp -r "$WORK/ddp2/checkpoint-5" "$WORK/weights-b/model"
+if mpirun --oversubscribe -np 1 -wdir "$WORK/weights-a" "$STRATA" train job.yaml : \
+     -np 1 -wdir "$WORK/weights-b" "$STRATA" train job.yaml > "$WORK/weights.log" 2>&1; then
+  echo "FAILED: ranks with different weights were not refused"; exit 1
+fi
+grep -q "rank 1 has a different configuration or model files than rank 0" "$WORK/weights.log" ||
+  { echo "FAILED: no diagnostic for different weights"; tail -20 "$WORK/weights.log"; exit 1; }
+echo "mismatch: different weights under one path refused -> ok"
 
 PYTHONPATH="$(dirname "$0")" python3 - "$WORK" <<'PY'
 import json, sys
