@@ -126,7 +126,7 @@ void load_weights(Model<T>& model, const std::string& dir) {
 }
 
 template <typename T>
-void save_pretrained(const Model<T>& model, const std::string& dir) {
+void save_pretrained(const Model<T>& model, const std::string& dir, uint64_t max_shard_bytes) {
   STRATA_CHECK(!model.tensor_split().split(), "save_pretrained writes a whole model; a tensor-parallel rank's "
                "slices are gathered first (train/tensor_parallel.h)");
   std::filesystem::create_directories(dir);
@@ -147,7 +147,7 @@ void save_pretrained(const Model<T>& model, const std::string& dir) {
   }
   nlohmann::json cfg = model.config().to_json();
   cfg["torch_dtype"] = "float32";
-  io::write_safetensors((std::filesystem::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
+  io::write_model_weights(dir, tensors, {{"format", "pt"}}, max_shard_bytes);
   io::write_file_atomic((std::filesystem::path(dir) / "config.json").string(), cfg.dump(2) + "\n");
 }
 
@@ -175,7 +175,7 @@ template std::unique_ptr<Model<double>> load_pretrained<double>(const ModelConfi
                                                                        LoadReport*, uint64_t);
 template void load_weights<float>(Model<float>&, const std::string&);
 template void load_weights<double>(Model<double>&, const std::string&);
-template void save_pretrained<float>(const Model<float>&, const std::string&);
-template void save_pretrained<double>(const Model<double>&, const std::string&);
+template void save_pretrained<float>(const Model<float>&, const std::string&, uint64_t);
+template void save_pretrained<double>(const Model<double>&, const std::string&, uint64_t);
 
 }  // namespace strata

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "io/model_files.h"
 #include "models/model.h"
 
 namespace strata {
@@ -38,9 +39,11 @@ template <typename T>
 void load_weights(Model<T>& model, const std::string& dir);
 
 // Writes DIR/config.json and DIR/model.safetensors (F32, metadata format=pt, tied weights
-// stored once under HF's kept name), each atomically; creates DIR if needed.
+// stored once under HF's kept name), each atomically; creates DIR if needed. Weights of more
+// than max_shard_bytes go into shards with an index, as HF's save_pretrained(max_shard_size).
 template <typename T>
-void save_pretrained(const Model<T>& model, const std::string& dir);
+void save_pretrained(const Model<T>& model, const std::string& dir,
+                     uint64_t max_shard_bytes = io::kDefaultMaxShardBytes);
 
 // Prints the report as HF's warnings do (to stderr); nothing when both lists are empty.
 void print_load_report(const LoadReport& r, const std::string& dir);

@@ -86,14 +86,14 @@ void copy_tokenizer_files(const std::string& src_dir, const std::string& dst_dir
 std::string save_checkpoint(const std::string& output_dir, const Model<float>& model,
                             const std::function<void(const std::string&)>& write_optimizer,
                             const TrainerState& state, const std::string& tokenizer_dir,
-                            const std::string& training_args_json) {
+                            const std::string& training_args_json, uint64_t max_shard_bytes) {
   const fs::path final_dir = fs::path(output_dir) / ("checkpoint-" + std::to_string(state.global_step));
   const fs::path tmp = fs::path(output_dir) / (".tmp-checkpoint-" + std::to_string(state.global_step) + "-" +
                                                std::to_string(getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   try {
-    save_pretrained(model, tmp.string());
+    save_pretrained(model, tmp.string(), max_shard_bytes);
     copy_tokenizer_files(tokenizer_dir, tmp.string());
     write_optimizer(tmp.string());
     io::write_file_atomic((tmp / "trainer_state.json").string(), state.hf_json().dump(2) + "\n");

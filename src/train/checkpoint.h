@@ -61,7 +61,7 @@ struct TrainerState {
 std::string save_checkpoint(const std::string& output_dir, const Model<float>& model,
                             const std::function<void(const std::string&)>& write_optimizer,
                             const TrainerState& state, const std::string& tokenizer_dir,
-                            const std::string& training_args_json);
+                            const std::string& training_args_json, uint64_t max_shard_bytes);
 
 // Restores optimizer state (of opt's slice, from any layout) and trainer state from a
 // checkpoint directory whose model weights the caller has loaded. Errors name the file (and

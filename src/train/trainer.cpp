@@ -485,7 +485,7 @@ void Trainer::save_checkpoint_now() {
   // sent to it slice by slice (optimizer_files.h), so no rank needs a shared file system.
   with_whole_model([&](const Model<float>& whole) {
     save_checkpoint(a.output_dir, whole, [&](const std::string& dir) { write_optimizer(dir); }, state_,
-                    tokenizer_dir_, training_arguments_json(a));
+                    tokenizer_dir_, training_arguments_json(a), io::parse_shard_size(a.max_shard_size, "max_shard_size"));
     rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
   });
   if (!is_main_process()) write_optimizer("");  // sends this rank's slice to rank 0, if it has one to write
@@ -555,7 +555,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
 
 void Trainer::save_model(const std::string& dir) {
   with_whole_model([&](const Model<float>& whole) {
-    save_pretrained(whole, dir);
+    save_pretrained(whole, dir, io::parse_shard_size(args_.max_shard_size, "max_shard_size"));
     copy_tokenizer_files(tokenizer_dir_, dir);
   });
 }

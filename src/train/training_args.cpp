@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.h"
+#include "io/model_files.h"
 #include "train/distribution_args.h"
 #include "train/hf_other_args.h"
 #include "train/log_reporters.h"
@@ -46,7 +47,7 @@ const Field kFields[] = {
     F(gradient_accumulation_steps), F(learning_rate), F(weight_decay), F(adam_beta1), F(adam_beta2),
     F(adam_epsilon), F(optim), F(sgd_momentum), F(lr_scheduler_type), F(warmup_ratio), F(warmup_steps),
     F(max_grad_norm), F(seed), F(eval_strategy), F(eval_steps), F(logging_strategy), F(logging_steps),
-    F(logging_first_step), F(save_strategy), F(save_steps), F(save_total_limit), F(load_best_model_at_end),
+    F(logging_first_step), F(save_strategy), F(save_steps), F(save_total_limit), F(max_shard_size), F(load_best_model_at_end),
     F(metric_for_best_model), F(greater_is_better), F(early_stopping_patience), F(early_stopping_threshold),
     F(freeze_base_model), F(dataloader_num_workers), F(dataloader_drop_last), F(resume_from_checkpoint),
     F(predict_output_format), F(num_threads), F(disable_tqdm), F(dataparallel_enabled), F(ddp_bucket_cap_mb),
@@ -271,6 +272,7 @@ void validate(TrainingArguments& a, const std::string& src) {
     fail(src, ": text_column '", a.text_column, "' must name a column, or several separated by commas");
   if (a.dataloader_num_workers < 0) fail(src, ": dataloader_num_workers must be >= 0");
   if (a.save_total_limit < 0) fail(src, ": save_total_limit must be >= 0");
+  io::parse_shard_size(a.max_shard_size, src);
   if (!(a.ddp_bucket_cap_mb > 0)) fail(src, ": ddp_bucket_cap_mb must be positive");
   if (!(a.ddp_timeout > 0)) fail(src, ": ddp_timeout must be positive (seconds)");
   if (a.logging_steps <= 0 && a.logging_strategy == "steps") fail(src, ": logging_steps must be positive");

@@ -84,6 +84,7 @@ struct TrainingArguments {
   std::string save_strategy = "steps";
   int64_t save_steps = 500;
   int save_total_limit = 0;  // 0: keep all
+  std::string max_shard_size = "5GB";  // save_pretrained's: larger weights are written in shards
   bool load_best_model_at_end = false;
   std::string metric_for_best_model;  // default "loss" when load_best_model_at_end
   std::string greater_is_better;      // "", "true", "false": unset means by metric

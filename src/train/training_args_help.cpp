@@ -84,6 +84,7 @@ constexpr Help kHelp[] = {
     {"save_strategy", "when to save a checkpoint: no, steps or epoch"},
     {"save_steps", "save a checkpoint every N steps"},
     {"save_total_limit", "keep at most N checkpoints (0: all)"},
+    {"max_shard_size", "saved weights above this size (e.g. 5GB, 500MB) are written in shards, as HF does"},
     {"load_best_model_at_end", "end with the best checkpoint by metric_for_best_model"},
     {"metric_for_best_model", "metric that picks the best checkpoint (default: loss)"},
     {"greater_is_better", "true or false; default: by the metric (loss: false)"},

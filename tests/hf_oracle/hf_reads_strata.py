@@ -13,6 +13,8 @@ the first's output (so the card has a base model). Checked for each:
   - huggingface_hub's ModelCard loads README.md: its metadata and model-index results;
   - the card equals HF's TrainingSummary.to_model_card() for the same inputs, but for the two
     sections strata writes its own way ("Training and evaluation data", "Framework versions").
+The fine-tune runs again with max_shard_size 300KB: HF loads the shards and their index, and
+finds the same weights as in the unsharded run's model.safetensors.
 """
 import dataclasses
 import json
@@ -61,8 +63,8 @@ ARGS = dict(task_name="mrpc", tokenizer_name=f"{source}/examples/spam/bert-small
             num_threads=1, report_to="none", push_to_hub=False, fp16=False)
 
 
-def train(model, out):
-    cfg = dict(ARGS, model_name_or_path=model, output_dir=out)
+def train(model, out, **extra):
+    cfg = dict(ARGS, model_name_or_path=model, output_dir=out, **extra)
     path = f"{out}.json"
     json.dump(cfg, open(path, "w"), indent=1)
     r = subprocess.run([strata, "train", path], capture_output=True, text=True)
@@ -138,4 +140,15 @@ train(f"{work}/from_scratch", f"{work}/fine_tuned")
 for out, base in ((f"{work}/from_scratch", None), (f"{work}/fine_tuned", f"{work}/from_scratch")):
     check_trainer_states(out)
     check_card(out, base)
+
+train(f"{work}/from_scratch", f"{work}/sharded", max_shard_size="300KB")
+shards = sorted(f for f in os.listdir(f"{work}/sharded") if re.fullmatch(r"model-\d{5}-of-\d{5}\.safetensors", f))
+index = json.load(open(f"{work}/sharded/model.safetensors.index.json"))
+check(len(shards) > 1 and not os.path.exists(f"{work}/sharded/model.safetensors") and
+      sorted(set(index["weight_map"].values())) == shards,
+      f"sharded save: {len(shards)} shards named as HF names them, every one in the index")
+whole = BertForSequenceClassification.from_pretrained(f"{work}/fine_tuned").state_dict()
+sharded = BertForSequenceClassification.from_pretrained(f"{work}/sharded").state_dict()
+check(whole.keys() == sharded.keys() and all(bool((whole[k] == sharded[k]).all()) for k in whole),
+      "HF loads the sharded save with the same weights as the unsharded one")
 sys.exit(1 if failures else 0)

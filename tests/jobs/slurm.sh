@@ -17,7 +17,9 @@ trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo "work dir: $WORK"
 cd "$WORK"
-tiny_training "$WORK" 600 4
+# Long enough (about 6 s on 2 quiet cores) that the interruption 2 s into attempt 1 and the
+# one `strata job interrupt` sends once attempt 2 trains both come before the job ends.
+tiny_training "$WORK" 3000 4
 JOBS=$WORK/jobs
 
 mpirun --oversubscribe -np 2 "$STRATA" train train.yaml --set output_dir="$WORK/reference" --set num_threads=1 \
