@@ -60,9 +60,7 @@ int run_info(const InfoOptions& a) {
   const std::unique_ptr<Model<float>> split_model = tp > 1 ? make_model<float>(cfg) : nullptr;
   const Model<float>& rank_model = tp > 1 ? *split_model : *whole_model;
   const size_t n = whole_model->table().total();
-  size_t embedding = 0;
-  for (const auto& e : whole_model->table().entries())
-    if (e.name.find("embeddings.") != std::string::npos) embedding += e.numel;
+  const size_t embedding = n - whole_model->non_embedding_parameters();
 
   std::printf("model          %s\n", dir.c_str());
   std::printf("architecture   %s (model_type %s)\n", cfg.architecture().c_str(), cfg.model_type.c_str());
