@@ -9,6 +9,8 @@
 #include "report/gnuplot_chart.h"
 #include "report/html_page.h"
 #include "study/cell_plan.h"
+#include "study/link_model.h"
+#include "study/projection.h"
 #include "study/study_spec.h"
 #include "study/study_table.h"
 #include "test_util_fs.h"
@@ -122,6 +124,41 @@ TEST(Study, TableTakesMediansSpreadAndEfficiency) {
   const std::string md = results_markdown(r);
   EXPECT_NE(md.find("Every cell trains on the same number of samples, 64"), std::string::npos);
   EXPECT_NE(md.find("Skipped (they cannot run):"), std::string::npos);
+}
+
+TEST(Study, LinkFitRecoversLatencyAndBandwidth) {
+  // Times made by the ring model itself with 20 us and 2 GB/s over 4 ranks: the fit gives them back.
+  const LinkModel truth{"t", 20e-6, 2e9, ""};
+  std::vector<std::pair<double, double>> pts;
+  for (double n : {4.0, 65536.0, 1048576.0, 16777216.0}) pts.emplace_back(n, allreduce_seconds(truth, n, 4));
+  const LinkModel fit = fit_link("t", pts, 4);
+  EXPECT_NEAR(fit.latency_s, 20e-6, 1e-9);
+  EXPECT_NEAR(fit.bandwidth_bytes_per_s, 2e9, 1e3);
+  EXPECT_DOUBLE_EQ(allreduce_seconds(fit, 1e6, 1), 0.0);  // one rank all-reduces nothing
+  expect_error([] { fit_link("x", {{1, 1}}, 2); }, {"link x", "at least 2 measured sizes"});
+  expect_error([] { fit_link("x", {{1, 2}, {100, 1}}, 2); }, {"do not grow with the size"});
+}
+
+TEST(Study, ProjectionAddsTheSlowerLinkAndSharedCores) {
+  const LinkModel shm{"shm", 1e-6, 4e9, ""}, net{"net", 1e-4, 1e8, ""};
+  const double bytes = 8e6;
+  // One host of 2 ranks: shared memory; 4 hosts: the network sets the pace.
+  const StepEstimate one = project_step(0.5, bytes, {1, 2, 0, 1}, shm, net);
+  EXPECT_DOUBLE_EQ(one.compute_s, 0.5);
+  EXPECT_DOUBLE_EQ(one.comm_s, allreduce_seconds(shm, bytes, 2));
+  const StepEstimate four = project_step(0.5, bytes, {4, 2, 0, 1}, shm, net);
+  EXPECT_DOUBLE_EQ(four.comm_s, 2.0 * 7 * 1e-4 + 2.0 * 7 / 8 * bytes / 1e8);
+  // 4 one-thread ranks on a 2-core machine compute at half speed.
+  EXPECT_DOUBLE_EQ(project_step(0.5, bytes, {4, 1, 2, 1}, shm, net).compute_s, 1.0);
+}
+
+TEST(Study, LinksFileIsReadAndFitted) {
+  const std::vector<LinkModel> links = load_links(std::string(STRATA_SOURCE_DIR) + "/catalog/links.yaml");
+  const LinkModel& shm = find_link(links, "shm", "test");
+  const LinkModel& net = find_link(links, "netns-100mbit", "test");
+  EXPECT_GT(shm.bandwidth_bytes_per_s, 1e9);  // shared memory: GB/s
+  EXPECT_LT(net.bandwidth_bytes_per_s, 12.5e6);  // no faster than the 100 Mbit/s limit
+  expect_error([&] { find_link(links, "shn", "--link"); }, {"--link: no link 'shn'", "did you mean 'shm'"});
 }
 
 TEST(Report, GnuplotScriptHasTheDataAndTitles) {

@@ -1,6 +1,6 @@
 // `strata plan JOB.yaml`: before a job runs, what each candidate layout would take: memory
 // per rank, step time, total time and cost, best (fastest) first. The compute time of a step
-// is measured here, by a short calibration run of the job's training on one process; the
+// is measured here, by two short calibration runs of the job's training on one process; the
 // all-reduce comes from the links' model (catalog/links.yaml, fitted to bench_allreduce).
 // docs/studies.md, "strata plan".
 #include <CLI/CLI.hpp>
@@ -19,8 +19,6 @@
 #include "jobs/job_plan.h"
 #include "jobs/process.h"
 #include "study/projection.h"
-#include "study/study_table.h"
-#include "train/tensorboard_log.h"
 #include "util/error.h"
 
 namespace strata::cli {
@@ -38,40 +36,42 @@ struct PlanOptions {
 };
 
 struct Calibration {
-  double step_s = 0;       // median wall time of a step after the first
+  double step_s = 0;          // seconds per step, start-up excluded
   int threads = 1;
   int64_t train_samples = 0;  // the training set's size, as the trainer counted it
 };
 
-// Runs the job's training for a few steps on one process and times its steps from the
-// TensorBoard events' wall times (the first step, with its one-off costs, left out).
+// The job's training on one process, `steps` steps: its train_runtime and the training set's size.
+std::pair<double, int64_t> timed_run(const jobs::JobSpec& one, int steps, int threads, const std::string& dir) {
+  const std::string out = cat(dir, "/out-", steps);
+  const std::string cfg = jobs::effective_training_config(
+      one, {{"output_dir", out}, {"max_steps", std::to_string(steps)}, {"num_threads", std::to_string(threads)},
+            {"report_to", "none"}, {"save_strategy", "no"}, {"eval_strategy", "no"}, {"do_eval", "false"},
+            {"do_predict", "false"}, {"overwrite_output_dir", "true"}});
+  const std::string path = cat(dir, "/training-", steps, ".yaml");
+  io::write_file_atomic(path, cfg);
+  const jobs::CommandResult r = jobs::run_command({self_binary(), "train", path});
+  if (r.status != 0) fail("strata plan: the calibration run failed (exit status ", r.status, "):\n", r.output);
+  const nlohmann::json res = io::read_json_file(out + "/train_results.json");
+  return {res.value("train_runtime", 0.0), res.value("train_samples", int64_t{0})};
+}
+
+// Times a step of the job's training on one process: two runs, 2 and 2 + N steps, and the
+// difference of their train_runtime over N, so start-up and the first steps' one-off costs
+// (first touch of the weights, the data loader filling) cancel out.
 Calibration calibrate(const jobs::JobSpec& spec, const PlanOptions& o, int threads) {
   const io::TempDir tmp("strata_plan");
-  const std::string& dir = tmp.path();
   jobs::JobSpec one = spec;
   one.distribution.clear();  // one process: no processes_per_host to check against
-  const std::string cfg = jobs::effective_training_config(
-      one, {{"output_dir", dir + "/out"}, {"max_steps", std::to_string(o.calibration_steps)}, {"num_threads", std::to_string(threads)},
-            {"logging_steps", "1"}, {"report_to", "tensorboard"}, {"save_strategy", "no"}, {"eval_strategy", "no"},
-            {"do_eval", "false"}, {"do_predict", "false"}, {"overwrite_output_dir", "true"}});
-  io::write_file_atomic(dir + "/training.yaml", cfg);
-  std::printf("calibrating: %d steps of the job's training on 1 process, %d thread(s)...\n", o.calibration_steps, threads);
+  std::printf("calibrating: the job's training on 1 process of %d thread(s), 2 and %d steps...\n", threads,
+              2 + o.calibration_steps);
   std::fflush(stdout);
-  const jobs::CommandResult r = jobs::run_command({self_binary(), "train", dir + "/training.yaml"});
-  if (r.status != 0) fail("strata plan: the calibration run failed (exit status ", r.status, "):\n", r.output);
-  std::vector<TensorBoardScalar> steps;
-  for (const auto& e : fs::recursive_directory_iterator(dir + "/out"))
-    if (e.path().filename().string().rfind("events.out.tfevents", 0) == 0)
-      for (const TensorBoardScalar& s : read_tensorboard_scalars(e.path().string()))
-        if (s.tag == "train/loss") steps.push_back(s);
-  std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
-  if (steps.size() < 3) fail("strata plan: the calibration run logged ", steps.size(), " steps; it needs 3 or more");
-  std::vector<double> dt;
-  for (size_t i = 1; i < steps.size(); ++i) dt.push_back(steps[i].wall_time - steps[i - 1].wall_time);
+  const auto [short_s, samples] = timed_run(one, 2, threads, tmp.path());
+  const double long_s = timed_run(one, 2 + o.calibration_steps, threads, tmp.path()).first;
   Calibration c;
-  c.step_s = median(dt);
+  c.step_s = std::max(1e-6, (long_s - short_s) / o.calibration_steps);
   c.threads = threads;
-  c.train_samples = io::read_json_file(dir + "/out/train_results.json").value("train_samples", int64_t{0});
+  c.train_samples = samples;
   return c;
 }
 
@@ -145,7 +145,7 @@ int plan_run(const PlanOptions& o) {
               a.per_device_train_batch_size, a.max_seq_length,
               a.max_steps > 0 ? cat(a.max_steps, " steps").c_str()
                               : cat(a.num_train_epochs, " epoch(s) of ", cal.train_samples, " samples").c_str());
-  std::printf("measured: %.4f s per step on 1 process of %d thread(s); gradients %.1f MiB per step\n", cal.step_s,
+  std::printf("measured: %.4g s per step on 1 process of %d thread(s); gradients %.1f MiB per step\n", cal.step_s,
               cal.threads, grad_bytes / (1 << 20));
   std::printf("links: within a host %s (%.1f us, %.2f GB/s; %s); between hosts %s (%.1f us, %.2f GB/s; %s)\n",
               shm.name.c_str(), shm.latency_s * 1e6, shm.bandwidth_bytes_per_s / 1e9, shm.source.c_str(),
@@ -155,7 +155,7 @@ int plan_run(const PlanOptions& o) {
   std::printf("%-58s %6s %12s %5s %10s %10s %10s %8s %10s %12s\n", "layout", "ranks", "MiB/rank", "fits", "compute s",
               "comm s", "step s", "steps", "total", "cost USD");
   for (const Candidate& c : all)
-    std::printf("%-58s %6d %12.1f %5s %10.4f %10.4f %10.4f %8lld %10s %12.6f\n", c.layout.c_str(), c.world, c.mem_mib,
+    std::printf("%-58s %6d %12.1f %5s %10.4g %10.4g %10.4g %8lld %10s %12.6f\n", c.layout.c_str(), c.world, c.mem_mib,
                 c.fits ? "yes" : "no", c.step.compute_s, c.step.comm_s, c.step.step_s(), static_cast<long long>(c.steps),
                 hms(c.total_s).c_str(), c.cost_usd);
   return 0;

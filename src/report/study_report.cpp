@@ -1,11 +1,13 @@
 #include "report/study_report.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "report/gnuplot_chart.h"
 #include "report/html_page.h"
 #include "study/study_table.h"
+#include "util/error.h"
 
 namespace strata::report {
 
@@ -56,6 +58,55 @@ Chart pareto(const json& cells) {
   return c;
 }
 
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// The model checked on the measured cells, then applied to the layouts past this machine.
+void projection(HtmlPage& page, const json& results) {
+  page.heading("Projection");
+  Series measured{"measured", {}, {}, {}, false}, projected{"projected", {}, {}, {}, false};
+  for (const json& r : results.at("cells")) {
+    if (!r.contains("projected_train_s")) continue;
+    measured.x.push_back(num(r, "world_size"));
+    measured.y.push_back(num(r, "train_s"));
+    measured.point_labels.push_back(r.at("cell").get<std::string>());
+    projected.x.push_back(num(r, "world_size"));
+    projected.y.push_back(num(r, "projected_train_s"));
+    projected.point_labels.push_back(r.at("cell").get<std::string>());
+  }
+  if (measured.x.empty()) {
+    page.paragraph("No cell on more than one rank has a one-rank cell of the same workload and a link model: "
+                   "nothing to check the projection on.");
+  } else {
+    Chart c{"Projected against measured train time", "ranks", "train time, s", {measured, projected}, false, true};
+    page.chart(render_svg(c), "Each multi-rank cell projected from its one-rank cell (compute per step, slowed by "
+                              "ranks sharing this machine's cores) and the all-reduce model of the link it ran on "
+                              "(catalog/links.yaml); the table's projection error is (projected - measured) / measured.");
+  }
+  const json& layouts = results.value("projection", json::array());
+  if (layouts.empty()) return;
+  Series time{"projected train time", {}, {}, {}, true};
+  std::vector<std::vector<std::string>> rows;
+  for (const json& l : layouts) {
+    time.x.push_back(num(l, "world_size"));
+    time.y.push_back(num(l, "train_s"));
+    rows.push_back({cat(l.at("instances").get<int>(), " x ", l.at("instance_type").get<std::string>()),
+                    std::to_string(l.at("ranks_per_host").get<int>()), std::to_string(l.at("world_size").get<int>()),
+                    fixed(num(l, "compute_s"), 4), fixed(num(l, "comm_s"), 4), fixed(num(l, "step_s"), 4),
+                    std::to_string(l.at("steps").get<int64_t>()), fixed(num(l, "train_s"), 1),
+                    fixed(num(l, "cost_usd"), 6)});
+  }
+  Chart c{"Projected train time past this machine", "ranks", "train time, s", {time}, true, false};
+  page.chart(render_svg(c), "The same samples budget on hosts of their own (no shared cores), shared memory within a "
+                            "host and the projection's link between hosts.");
+  page.table({"layout", "ranks/host", "ranks", "compute s/step", "all-reduce s/step", "step s", "steps", "train s",
+              "cost USD"},
+             rows);
+}
+
 }  // namespace
 
 std::string study_report_html(const json& results) {
@@ -91,6 +142,7 @@ std::string study_report_html(const json& results) {
   page.heading("Cost against time");
   page.chart(render_svg(pareto(cells)), "Each point is a cell (its id, see the table); the line joins the cells no "
                                         "other cell beats on both time and cost.");
+  projection(page, results);
   page.heading("Table");
   const study::Table t = study::results_table(results);
   page.table(t.header, t.rows);

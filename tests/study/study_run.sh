@@ -93,4 +93,23 @@ grep -q "belongs to another study ('tiny-scaling'" other.log || { cat other.log;
 if grep -qiE "(src|href)=\"(https?:)?//" study/report.html; then fail "the report loads something from the network"; fi
 "$STRATA" report "$job" > report_job.log 2>&1 || { cat report_job.log; fail "strata report of a job failed"; }
 grep -q "Memory per rank" "$job/report.html" || fail "the job report has no memory chart"
+
+# strata plan: a calibration run, then every catalog type at 1 and 2 instances, fastest first.
+"$STRATA" plan job.yaml --instance-counts 1,2 --calibration-steps 4 > plan.log 2>&1 || { cat plan.log; fail "strata plan failed"; }
+cat plan.log
+grep -q "^measured: [0-9.]* s per step on 1 process" plan.log || fail "strata plan did not measure a step"
+python3 - plan.log <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = lines[[i for i, l in enumerate(lines) if l.startswith("layout")][0] + 1:]
+assert len(rows) >= 4, rows
+def seconds(hms):
+    h, m, s = map(int, hms.split(":")); return 3600 * h + 60 * m + s
+fits = [r.split() for r in rows if r.split()[-7] == "yes"]
+totals = [seconds(r[-2]) for r in fits]
+assert totals == sorted(totals), "not fastest first: " + str(totals)
+assert any("1 x local.c1" in r for r in rows) and any("2 x local.c2" in r for r in rows), rows
+PY
+if "$STRATA" plan job.yaml --link infiniband > badlink.log 2>&1; then fail "an unknown link was accepted"; fi
+grep -q "no link 'infiniband'" badlink.log || fail "wrong message for an unknown link: $(cat badlink.log)"
 echo PASS
