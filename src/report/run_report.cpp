@@ -4,13 +4,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 
 #include <nlohmann/json.hpp>
 
 #include "io/files.h"
 #include "report/gnuplot_chart.h"
 #include "report/html_page.h"
+#include "study/run_result.h"
 #include "train/tensorboard_log.h"
 #include "util/error.h"
 
@@ -84,21 +84,12 @@ void throughput(HtmlPage& page, const std::string& trainer_dir, double samples_p
 
 // Each rank's "memory measured" line (strata train, at the end of training) of the job's last attempt.
 void memory(HtmlPage& page, const std::string& log_dir) {
-  static const std::regex line(
-      R"(memory measured, rank (\d+): peak RSS ([0-9.]+) MiB;.*predicted peak ([0-9.]+) MiB)");
   Series measured{"measured peak RSS", {}, {}, {}, false}, predicted{"predicted peak (memory plan)", {}, {}, {}, false};
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(log_dir, ec)) {
-    std::ifstream in(e.path());
-    std::string s;
-    std::smatch m;
-    while (std::getline(in, s))
-      if (std::regex_search(s, m, line)) {
-        measured.x.push_back(std::stod(m[1]));
-        measured.y.push_back(std::stod(m[2]));
-        predicted.x.push_back(std::stod(m[1]));
-        predicted.y.push_back(std::stod(m[3]));
-      }
+  for (const study::RankMemory& m : study::rank_memory(log_dir)) {
+    measured.x.push_back(m.rank);
+    measured.y.push_back(m.peak_rss_mib);
+    predicted.x.push_back(m.rank);
+    predicted.y.push_back(m.predicted_peak_mib);
   }
   if (measured.x.empty()) {
     page.paragraph("Memory: no rank logged its measured peak in " + log_dir + ".");

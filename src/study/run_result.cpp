@@ -40,18 +40,19 @@ RunResult RunResult::from_json(const nlohmann::json& j) {
   return r;
 }
 
-double peak_rss_mib(const std::string& log_dir) {
-  static const std::regex line(R"(memory measured, rank \d+: peak RSS ([0-9.]+) MiB)");
-  double peak = 0;
+std::vector<RankMemory> rank_memory(const std::string& log_dir) {
+  static const std::regex line(R"(memory measured, rank (\d+): peak RSS ([0-9.]+) MiB;.*predicted peak ([0-9.]+) MiB)");
+  std::vector<RankMemory> out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(log_dir, ec)) {
     std::ifstream in(e.path());
     std::string s;
     std::smatch m;
     while (std::getline(in, s))
-      if (std::regex_search(s, m, line)) peak = std::max(peak, std::stod(m[1]));
+      if (std::regex_search(s, m, line)) out.push_back({std::stoi(m[1]), std::stod(m[2]), std::stod(m[3])});
   }
-  return peak;
+  std::sort(out.begin(), out.end(), [](const RankMemory& a, const RankMemory& b) { return a.rank < b.rank; });
+  return out;
 }
 
 RunResult read_run(const std::string& job_dir) {
@@ -68,7 +69,8 @@ RunResult read_run(const std::string& job_dir) {
     r.billable_seconds = b.value("billable_seconds", 0.0);
     r.cost_usd = b.value("cost_usd", 0.0);
   }
-  r.peak_rss_mib = peak_rss_mib(rec.attempt_log_dir(s.value("attempt", 1)));
+  for (const RankMemory& m : rank_memory(rec.attempt_log_dir(s.value("attempt", 1))))
+    r.peak_rss_mib = std::max(r.peak_rss_mib, m.peak_rss_mib);
   if (!r.completed()) return r;
   const nlohmann::json train = io::read_json_file(rec.path("model/train_results.json"));
   r.train_runtime = train.value("train_runtime", 0.0);

@@ -4,6 +4,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,7 +30,12 @@ struct RunResult {
 // The run recorded in job_dir; a job that has not completed gives its status and message only.
 RunResult read_run(const std::string& job_dir);
 
-// The largest "peak RSS <x> MiB" that strata train logged in the rank logs of log_dir.
-double peak_rss_mib(const std::string& log_dir);
+// What each rank logged at the end of training ("memory measured, rank R: peak RSS X MiB; ...
+// predicted peak Y MiB") in the rank logs of log_dir.
+struct RankMemory {
+  int rank = 0;
+  double peak_rss_mib = 0, predicted_peak_mib = 0;
+};
+std::vector<RankMemory> rank_memory(const std::string& log_dir);
 
 }  // namespace strata::study
