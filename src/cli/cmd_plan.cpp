@@ -47,7 +47,7 @@ std::pair<double, int64_t> timed_run(const jobs::JobSpec& one, int steps, int th
   const std::string cfg = jobs::effective_training_config(
       one, {{"output_dir", out}, {"max_steps", std::to_string(steps)}, {"num_threads", std::to_string(threads)},
             {"report_to", "none"}, {"save_strategy", "no"}, {"eval_strategy", "no"}, {"do_eval", "false"},
-            {"do_predict", "false"}, {"overwrite_output_dir", "true"}});
+            {"do_predict", "false"}, {"load_best_model_at_end", "false"}, {"overwrite_output_dir", "true"}});
   const std::string path = cat(dir, "/training-", steps, ".yaml");
   io::write_file_atomic(path, cfg);
   const jobs::CommandResult r = jobs::run_command({self_binary(), "train", path});

@@ -230,11 +230,17 @@ nlohmann::json study_results(const StudySpec& spec, const std::vector<CellRuns>&
     }
   }
   nlohmann::json projection = nlohmann::json::array();
-  if (!spec.projection.instance_counts.empty() && !pc.links.empty())
-    for (const auto& [key, ref] : one_rank) {  // the first workload's one-rank cell
-      projection = project_layouts(spec, pc, *ref.plan, ref.step_s);
-      break;
-    }
+  // Past this machine, from the one-rank cell of the first multi-rank cell's workload (the
+  // workload the study scales), else of any.
+  if (!spec.projection.instance_counts.empty() && !pc.links.empty() && !one_rank.empty()) {
+    auto ref = one_rank.begin();
+    for (const CellRuns& c : cells)
+      if (c.plan.invalid.empty() && c.plan.world_size > 1 && one_rank.count(workload_key(c.plan))) {
+        ref = one_rank.find(workload_key(c.plan));
+        break;
+      }
+    projection = project_layouts(spec, pc, *ref->second.plan, ref->second.step_s);
+  }
   nlohmann::json budget = {{"samples", spec.budget.samples}, {"max_steps", spec.budget.max_steps}};
   const std::string note = cat(budget_sentence(budget), " Medians over ", spec.repeats,
                                " repeat(s); min and max are the spread of the train time. Efficiency = samples/s / "
