@@ -9,7 +9,9 @@
 // took meanwhile: rows with a large share were measured on a busy machine. Prints one table
 // and the machine (docs/distributed.md).
 //
-//   mpirun -np 2 bench_allreduce [--reps 21] [--warmup 2] [--small-reps 2000]
+//   mpirun -np 2 bench_allreduce [--reps 21] [--warmup 2] [--small-reps 2000] [--sizes-kib 64,256,1024]
+// --sizes-kib times other sizes (KiB) instead: slow links (strata study's netns hosts at
+// 100 Mbit/s, whose all-reduce model catalog/links.yaml fits) need small ones.
 #include <mpi.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -30,6 +32,7 @@ namespace {
 
 struct Options {
   int reps = 21, warmup = 2, small_reps = 2000;
+  std::vector<size_t> sizes_kib;  // empty: 1, 4, 16, 64 and 256 MiB
 };
 
 Options parse(int argc, char** argv) {
@@ -37,6 +40,16 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) strata::fail("bench_allreduce: ", a, " needs a value");
+    if (a == "--sizes-kib") {
+      for (const char* p = argv[++i]; *p;) {
+        char* end = nullptr;
+        const long kib = std::strtol(p, &end, 10);
+        if (end == p || kib < 1) strata::fail("bench_allreduce: --sizes-kib expects sizes in KiB, e.g. 64,256,1024");
+        o.sizes_kib.push_back(static_cast<size_t>(kib));
+        p = *end == ',' ? end + 1 : end;
+      }
+      continue;
+    }
     const int v = std::atoi(argv[++i]);
     if (a == "--reps") o.reps = v;
     else if (a == "--warmup") o.warmup = v;
@@ -154,8 +167,10 @@ int run(int argc, char** argv) {
                 "MPI ms", "algbw", "busbw", "ratio", "others");
   }
   others_share();
-  for (size_t mib : {1, 4, 16, 64, 256}) {
-    const size_t bytes = mib << 20, count = bytes / sizeof(float);
+  std::vector<size_t> sizes_kib = o.sizes_kib;
+  if (sizes_kib.empty()) sizes_kib = {1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10};
+  for (size_t kib : sizes_kib) {
+    const size_t bytes = kib << 10, count = bytes / sizeof(float);
     // One buffer for both, so where its pages landed cannot favour either. Ones: every sum
     // multiplies by n, so values stay exact powers of n, far from overflow and denormals.
     std::vector<float> buf(count, 1.0f);
@@ -166,7 +181,8 @@ int run(int argc, char** argv) {
     const double alg_s = double(bytes) / ts / 1e9, alg_m = double(bytes) / tm / 1e9;
     const double others = others_share();
     if (main)
-      std::printf("  %5zu MiB | %10.3f %8.2f %8.2f | %10.3f %8.2f %8.2f | %6.3f | %5.0f%%\n", mib, ts * 1e3, alg_s,
+      std::printf("  %5zu %s | %10.3f %8.2f %8.2f | %10.3f %8.2f %8.2f | %6.3f | %5.0f%%\n",
+                  kib % 1024 ? kib : kib / 1024, kib % 1024 ? "KiB" : "MiB", ts * 1e3, alg_s,
                   alg_s * bus_factor, tm * 1e3, alg_m, alg_m * bus_factor, alg_s / alg_m, 100 * others);
   }
   float x = 0.0f, y = 0.0f;  // zeros: 2000 doublings of ones would overflow

@@ -20,6 +20,9 @@ PKGS=(
   # munge, for scripts/slurm_cluster.sh's one-machine cluster (and its tests); ip netns for
   # netns_cluster.sh
   slurm-wlm munge iproute2
+  # strata report: charts drawn by gnuplot's svg terminal (docs/reports.md says why gnuplot);
+  # the report's test renders the page in headless Chromium
+  gnuplot-nox chromium
 )
 source "$(dirname "$0")/apt_packages.sh"
 apt_packages "$@"

@@ -24,7 +24,8 @@
 #     --exec "CMD"      instead of strata, run CMD on every rank through the same mpirun
 #     --run "CMD"       run CMD once, inside h1, with the cluster's Open MPI settings exported
 #                       (OMPI_MCA_* as below) and STRATA_NETNS_HOSTFILE naming a hostfile of the
-#                       hosts ("<address> slots=1" lines): a hostfile job (strata job run) uses it
+#                       hosts ("<address> slots=1" lines): a hostfile job (strata job run) uses it;
+#                       the links run at the first --rate
 #     --keep            leave the namespaces up at the end (delete them with --down)
 #     --down            delete the namespaces left by --keep and exit
 #   Anything after `--` goes to `strata train` (e.g. --set per_device_train_batch_size=16).
@@ -174,6 +175,7 @@ if [[ -n $RUN ]]; then
     OMPI_MCA_btl_vader_single_copy_mechanism=none
   export STRATA_NETNS_HOSTFILE=$WORK/hostfile
   for ((i = 1; i <= N; i++)); do echo "$(ip_of "$i") slots=1"; done > "$STRATA_NETNS_HOSTFILE"
+  set_rate "${RATES%%,*}"  # the first --rate (strata study: a netns:RATE cell)
   set +e
   in_h1 sh -c "$RUN"
   status=$?

@@ -34,12 +34,6 @@ using namespace strata::jobs;
 
 double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
-std::string self_binary() {
-  std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("strata") : p.string();
-}
-
 std::string default_job_name(const std::string& base) {
   // SageMaker's: <base_job_name>-YYYY-MM-DD-HH-MM-SS-mmm (UTC)
   std::string t = iso_time(now_seconds());  // 2026-11-23T03:12:54.123Z
@@ -47,12 +41,6 @@ std::string default_job_name(const std::string& base) {
     if (c == 'T' || c == ':' || c == '.') c = '-';
   t.pop_back();
   return base + "-" + t;
-}
-
-// The memory estimate `strata info` prints, for the job's model, batch and sequence length.
-MemoryEstimate memory_per_rank(const TrainingArguments& a) {
-  const std::unique_ptr<Model<float>> shape_only = make_model<float>(load_model_config(a.model_name_or_path));
-  return estimate_training_memory(*shape_only, a.per_device_train_batch_size, a.max_seq_length);
 }
 
 void print_plan(const PlannedJob& pj, const JobSpec& spec, const MemoryEstimate& m) {
@@ -159,6 +147,17 @@ int job_slurm_step(const std::string& job_dir) {
 }
 
 }  // namespace
+
+MemoryEstimate memory_per_rank(const TrainingArguments& a) {
+  const std::unique_ptr<Model<float>> shape_only = make_model<float>(load_model_config(a.model_name_or_path));
+  return estimate_training_memory(*shape_only, a.per_device_train_batch_size, a.max_seq_length);
+}
+
+std::string self_binary() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("strata") : p.string();
+}
 
 Run define_job(CLI::App& cmd) {
   cmd.require_subcommand(1);

@@ -27,5 +27,8 @@ Run define_tokenize(CLI::App& cmd);
 Run define_launch(CLI::App& cmd);
 Run define_completion(CLI::App& cmd);
 Run define_job(CLI::App& cmd);
+Run define_study(CLI::App& cmd);
+Run define_report(CLI::App& cmd);
+Run define_plan(CLI::App& cmd);
 
 }  // namespace strata::cli

@@ -1,0 +1,49 @@
+// The study's table: one row per cell, the median of its completed repeats (and the spread of
+// the train time), scaling efficiency against the matching one-rank cell, cost from the job's
+// billing. Kept as results.json (what `strata report` reads) and written as CSV and Markdown.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "study/cell_plan.h"
+#include "study/link_model.h"
+#include "study/run_result.h"
+
+namespace strata::study {
+
+struct CellRuns {
+  CellPlan plan;
+  std::vector<RunResult> runs;  // one per repeat that has run
+};
+
+// What the projections need: the links' all-reduce models ("shm" within this machine,
+// "netns-<rate>" between its namespace hosts, the projection's link between real hosts), this
+// machine's cores, and the projection instance type's price per instance.
+struct ProjectionContext {
+  std::vector<LinkModel> links;  // empty: no projection
+  int machine_cores = 1;
+  double usd_per_instance_hour = 0;
+};
+
+// {"study", "note" (how the budget was spent, what the columns mean), "budget", "cells": [{...the row..., "runs": [...]}], "skipped": [{"label", "reason"}]}
+// Each cell on more than one rank also gets projected_train_s (from its one-rank cell and the
+// link model of where it ran) and projection_error; "projection" holds spec.projection's layouts.
+nlohmann::json study_results(const StudySpec& spec, const std::vector<CellRuns>& cells, const ProjectionContext& pc);
+
+// The table as text cells: the header, then one line per cell (HTML and Markdown show it).
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+Table results_table(const nlohmann::json& results);
+
+// The table as CSV (a header line, then one line per cell) and as Markdown (with a line saying
+// how the budget was spent and the cells that were skipped).
+std::string results_csv(const nlohmann::json& results);
+std::string results_markdown(const nlohmann::json& results);
+
+double median(std::vector<double> v);  // of a non-empty list
+
+}  // namespace strata::study

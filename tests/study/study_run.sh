@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# strata study end to end on a tiny model: a grid of a 1-rank and a 2-rank cell (mpirun) plus a
+# cell whose layout cannot run (skipped and reported); the table (CSV, Markdown, JSON) with
+# the samples budget, eval F1 and the 2-rank cell's scaling efficiency; a second run keeps
+# both completed jobs; a failed job is run again; another study is refused the directory;
+# strata report writes the HTML with its charts.
+#   study_run.sh STRATA_BINARY SOURCE_DIR
+set -euo pipefail
+STRATA=${1:?usage: study_run.sh STRATA_BINARY SOURCE_DIR}
+SRC=${2:?}
+source "$SRC/tests/jobs/tiny_training.sh"
+WORK=$(mktemp -d)
+trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+echo "work dir: $WORK"
+tiny_training "$WORK" 1000 8
+# An evaluation at the end, on the training file: the table's F1 column.
+sed -i '/^save_\|^logging_steps/d' "$WORK/train.yaml"
+printf 'validation_file: %s\ndo_eval: true\nsave_strategy: "no"\nlogging_steps: 2\n' "$WORK/train.csv" >> "$WORK/train.yaml"
+
+cat > "$WORK/job.yaml" <<YAML
+instance_type: local.c1
+training_config: $WORK/train.yaml
+YAML
+cat > "$WORK/study.yaml" <<YAML
+study: tiny-scaling
+job: $WORK/job.yaml
+output_dir: $WORK/study
+budget: {samples: 96}
+reference_global_batch: 8
+grid:
+  - instance_type: [local.c1]
+    lr_scaling: [sqrt]
+  - instance_type: [local.c2]
+    processes_per_host: [2]
+    lr_scaling: [sqrt]
+  - instance_type: [local.c2]
+    processes_per_host: [2]
+    layout: [{tensor_parallel_degree: 3}]
+YAML
+cd "$WORK"
+"$STRATA" study study.yaml > run1.log 2>&1 || { cat run1.log; fail "the study failed"; }
+cat run1.log
+grep -q "skipped: .*tensor_parallel_degree" run1.log || fail "the tp 3 cell on 2 ranks was not skipped with the reason"
+grep -q "3 cell(s), 2 to run x 1 repeat(s), 1 skipped" run1.log || fail "the cell count line is wrong"
+# 96 samples: 12 steps of 8 on one rank, 6 steps of 16 on two; sqrt scaling doubles... by sqrt(2).
+python3 - "$WORK/study/results.json" <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+cells = {c["world_size"]: c for c in r["cells"]}
+assert len(r["cells"]) == 2 and len(r["skipped"]) == 1, r
+one, two = cells[1], cells[2]
+assert (one["max_steps"], one["samples"], one["global_batch"]) == (12, 96, 8), one
+assert (two["max_steps"], two["samples"], two["global_batch"]) == (6, 96, 16), two
+assert abs(one["learning_rate"] - 3e-3) < 1e-12 and abs(two["learning_rate"] - 3e-3 * math.sqrt(2)) < 1e-12, two
+for c in (one, two):
+    assert c["status"] == "completed" and c["repeats_done"] == 1, c
+    assert c["train_s"] > 0 and c["samples_per_s"] > 0 and c["peak_rss_mib"] > 0, c
+    assert 0 <= c["eval_f1"] <= 1 and c["cost_usd"] > 0 and c["billable_s"] > 0, c
+assert abs(one["scaling_efficiency"] - 1) < 1e-12, one
+eff = two["samples_per_s"] / (2 * one["samples_per_s"])
+assert abs(two["scaling_efficiency"] - eff) < 1e-12, two
+# cost = billable seconds x instances x price: one local.c2 instance at 0.115 USD/h
+run = two["runs"][0]
+assert abs(run["cost_usd"] - run["billable_seconds"] * 0.115 / 3600) < 2e-6, run
+print("table ok:", one["train_s"], two["train_s"], two["scaling_efficiency"])
+PY
+head -1 study/results.csv | grep -q "^cell,cluster,instance_type" || fail "results.csv header"
+[[ $(wc -l < study/results.csv) == 3 ]] || fail "results.csv should have a header and 2 rows"
+grep -q "Every cell trains on the same number of samples, 96" study/results.md || fail "the budget note is missing"
+
+# Resume: both jobs are kept.
+"$STRATA" study study.yaml > run2.log 2>&1 || { cat run2.log; fail "the resumed study failed"; }
+[[ $(grep -c "kept (completed before)" run2.log) == 2 ]] || { cat run2.log; fail "completed cells were not kept"; }
+# A failed job runs again (its record moves aside).
+job=$(ls -d study/jobs/*-r1 | head -1)
+python3 - "$job/status.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); s["status"] = "Failed"; json.dump(s, open(sys.argv[1], "w"))
+PY
+"$STRATA" study study.yaml > run3.log 2>&1 || { cat run3.log; fail "the retry failed"; }
+grep -q "retrying (previous run Failed" run3.log || { cat run3.log; fail "the failed cell was not retried"; }
+[[ $(grep -c "kept (completed before)" run3.log) == 1 ]] || fail "the other cell should have been kept"
+ls -d "$job".failed-* > /dev/null || fail "the failed record was not kept aside"
+
+# Another study may not use the directory.
+sed 's/samples: 96/samples: 64/' study.yaml > other.yaml
+if "$STRATA" study other.yaml > other.log 2>&1; then fail "another study was allowed into the directory"; fi
+grep -q "belongs to another study ('tiny-scaling'" other.log || { cat other.log; fail "wrong message: $(cat other.log)"; }
+
+"$STRATA" report study > report.log 2>&1 || { cat report.log; fail "strata report failed"; }
+[[ $(grep -o "<svg" study/report.html | wc -l) -ge 5 ]] || fail "the report has fewer than 5 charts"
+if grep -qiE "(src|href)=\"(https?:)?//" study/report.html; then fail "the report loads something from the network"; fi
+"$STRATA" report "$job" > report_job.log 2>&1 || { cat report_job.log; fail "strata report of a job failed"; }
+grep -q "Memory per rank" "$job/report.html" || fail "the job report has no memory chart"
+
+# strata plan: a calibration run, then every catalog type at 1 and 2 instances, fastest first.
+"$STRATA" plan job.yaml --instance-counts 1,2 --calibration-steps 4 > plan.log 2>&1 || { cat plan.log; fail "strata plan failed"; }
+cat plan.log
+grep -q "^measured: [0-9.]* s per step on 1 process" plan.log || fail "strata plan did not measure a step"
+python3 - plan.log <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = lines[[i for i, l in enumerate(lines) if l.startswith("layout")][0] + 1:]
+assert len(rows) >= 4, rows
+def seconds(hms):
+    h, m, s = map(int, hms.split(":")); return 3600 * h + 60 * m + s
+fits = [r.split() for r in rows if r.split()[-7] == "yes"]
+totals = [seconds(r[-2]) for r in fits]
+assert totals == sorted(totals), "not fastest first: " + str(totals)
+assert any("1 x local.c1" in r for r in rows) and any("2 x local.c2" in r for r in rows), rows
+PY
+if "$STRATA" plan job.yaml --link infiniband > badlink.log 2>&1; then fail "an unknown link was accepted"; fi
+grep -q "no link 'infiniband'" badlink.log || fail "wrong message for an unknown link: $(cat badlink.log)"
+echo PASS
