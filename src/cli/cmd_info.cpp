@@ -19,7 +19,7 @@ namespace {
 
 struct InfoOptions {
   std::string dir;
-  int batch = 32, seq = 128, dp = 1, zero_stage = 0, pp = 1, microbatches = 1, tp = 1;
+  int batch = 32, seq = 128, eval_batch = 0, dp = 1, zero_stage = 0, pp = 1, microbatches = 1, tp = 1;
   double bucket_mb = 25;
   bool shard_optimizer_state = false, gradient_checkpointing = false, offload_activations = false;
   std::optional<int> gradient_checkpointing_every;
@@ -31,6 +31,8 @@ int run_info(const InfoOptions& a) {
   ModelConfig cfg = load_model_config(dir);
   const int B = a.batch, T = a.seq;
   if (B <= 0 || T <= 0) fail("strata info: --batch and --seq must be positive");
+  if (a.eval_batch < 0) fail("strata info: --eval-batch must be positive");
+  const EvalShape eval{a.eval_batch, T};
   // The layout: data-parallel degree and ZeRO stage (as a job's shard_optimizer_state / zero_stage).
   const int dp = a.dp;
   const int stage = std::max(a.zero_stage, a.shard_optimizer_state ? 1 : 0);
@@ -58,9 +60,7 @@ int run_info(const InfoOptions& a) {
   const std::unique_ptr<Model<float>> split_model = tp > 1 ? make_model<float>(cfg) : nullptr;
   const Model<float>& rank_model = tp > 1 ? *split_model : *whole_model;
   const size_t n = whole_model->table().total();
-  size_t embedding = 0;
-  for (const auto& e : whole_model->table().entries())
-    if (e.name.find("embeddings.") != std::string::npos) embedding += e.numel;
+  const size_t embedding = n - whole_model->non_embedding_parameters();
 
   std::printf("model          %s\n", dir.c_str());
   std::printf("architecture   %s (model_type %s)\n", cfg.architecture().c_str(), cfg.model_type.c_str());
@@ -84,7 +84,7 @@ int run_info(const InfoOptions& a) {
   activations.offload = a.offload_activations;
   if (job.pipeline_parallel_degree == 1) {
     std::printf("%s",
-                format_memory_plan(plan_rank_memory(rank_model, B, T, dp, stage, bucket_mb, 2, activations), B, T)
+                format_memory_plan(plan_rank_memory(rank_model, B, T, dp, stage, bucket_mb, 2, activations, eval), B, T)
                     .c_str());
     return 0;
   }
@@ -93,7 +93,7 @@ int run_info(const InfoOptions& a) {
                                                             dir + "/config.json", &how));
   std::printf("%s  partition: %s\n", stages.describe(rank_model.table()).c_str(), how.c_str());
   std::printf("%s", format_pipeline_memory_plans(rank_model, stages, kind, B, T, job.microbatches, dp, stage,
-                                                 bucket_mb, 2, activations)
+                                                 bucket_mb, 2, activations, eval)
                         .c_str());
   return 0;
 }
@@ -105,6 +105,9 @@ Run define_info(CLI::App& cmd) {
   cmd.add_option("dir", o->dir, "model directory (config.json)")->required()->type_name("DIR");
   cmd.add_option("--batch", o->batch, "examples per batch and rank")->capture_default_str();
   cmd.add_option("--seq", o->seq, "tokens per example")->capture_default_str();
+  cmd.add_option("--eval-batch", o->eval_batch,
+                 "examples per evaluation batch and rank (as per_device_eval_batch_size; default: --batch, or "
+                 "under a pipeline one micro-batch)");
   cmd.add_option("--dp", o->dp, "data-parallel degree")->capture_default_str();
   cmd.add_option("--zero-stage", o->zero_stage, "ZeRO stage: 0, 1 or 2")->capture_default_str();
   cmd.add_flag("--shard-optimizer-state", o->shard_optimizer_state, "ZeRO-1 (as zero-stage 1)");

@@ -223,18 +223,19 @@ int run(const std::string& config, const std::vector<ArgumentOverride>& override
 void print_memory_plan(const TrainingArguments& a, Trainer& trainer, int dp) {
   const int T = a.sequence_length();
   const int B = a.per_device_train_batch_size, states = a.optim == "sgd" ? 1 : 2;
+  const EvalShape eval{a.per_device_eval_batch_size, T};
   const Model<float>& model = trainer.model();
   const PipelineStep& pipe = trainer.pipeline();
   if (pipe.stages() == 1 && a.microbatches == 1) {
     std::printf("%s", format_memory_plan(plan_rank_memory(model, B, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb,
-                                                          states, activation_policy(a)),
+                                                          states, activation_policy(a), eval),
                                          B, T)
                           .c_str());
     return;
   }
   std::printf("%s", format_pipeline_memory_plans(model, pipe.layout(), dist::parse_pipeline_kind(a.pipeline), B, T,
                                                  a.microbatches, dp, a.sharding_stage(), a.ddp_bucket_cap_mb, states,
-                                                 activation_policy(a))
+                                                 activation_policy(a), eval)
                         .c_str());
 }
 

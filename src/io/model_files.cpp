@@ -17,12 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-uint64_t tensor_bytes(const TensorToWrite& t) {
-  uint64_t n = dtype_size(t.dtype);
-  for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
-  return n;
-}
-
 std::string shard_name(size_t k, size_t n) {
   char name[64];
   std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", k, n);
@@ -43,7 +37,7 @@ void write_model_weights(const std::string& dir, const std::vector<TensorToWrite
   std::vector<std::vector<TensorToWrite>> shards(1);
   uint64_t in_shard = 0, total = 0;
   for (const TensorToWrite& t : tensors) {
-    const uint64_t b = tensor_bytes(t);
+    const uint64_t b = byte_size(t);
     if (!shards.back().empty() && in_shard + b > max_shard_bytes) {
       shards.emplace_back();
       in_shard = 0;

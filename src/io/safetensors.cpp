@@ -372,13 +372,13 @@ void convert_to(const TensorView& t, T* dst) {
 template void convert_to<float>(const TensorView&, float*);
 template void convert_to<double>(const TensorView&, double*);
 
-namespace {
-
 size_t byte_size(const TensorToWrite& t) {
   size_t n = dtype_size(t.dtype);
   for (int64_t d : t.shape) n *= static_cast<size_t>(d);
   return n;
 }
+
+namespace {
 
 void check_writable(const std::string& path, const std::vector<TensorToWrite>& tensors) {
   std::set<std::string_view> seen;

@@ -76,6 +76,9 @@ struct TensorToWrite {
   const void* data;  // numel * dtype_size bytes
 };
 
+// The bytes of t's data: numel x dtype size.
+size_t byte_size(const TensorToWrite& t);
+
 // Writes PATH atomically: to a temporary file beside it, fsync, then rename. The header is
 // padded with spaces to 8 bytes; tensors are laid out in the order given.
 void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,

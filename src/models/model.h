@@ -148,8 +148,14 @@ class Model {
   // The values a state of `policy` holds through a training step over all units: what the
   // buffers above allocate (nn::block_footprint over the blocks, plus the outside terms).
   nn::ActivationFootprint activation_values(int B, int T_, const nn::ActivationPolicy& policy = {}) const;
-  // Backward's scratch (the same under every policy).
+  // Backward's scratch (the same under every policy), d(loss)/d(outputs) included.
   virtual size_t scratch_values(int B, int T_) const = 0;
+  // What loss() writes into the state: d(loss)/d(outputs) (part of scratch_values). An
+  // evaluation computes the loss too, on its own batch shape.
+  virtual size_t loss_values(int B, int T_) const = 0;
+  // What an inference pass gathers besides: under tensor parallelism a language-model head's
+  // logits over the whole vocabulary, which evaluation reads (training keeps only its slice).
+  size_t gathered_output_values(int B, int T_) const;
 
   // ---- inference ----
   // Forward without dropout that keeps no per-layer saved state: `state` holds only the

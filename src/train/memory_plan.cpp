@@ -47,10 +47,45 @@ size_t largest_unit(const Model<float>& model) {
   return most;
 }
 
+// Gathering a language-model head's logits under tensor parallelism is an all-reduce of the
+// whole [rows, vocabulary] buffer, for which OpenMPI takes a temporary of up to the message's
+// size: counted once, as it is freed after each batch.
+size_t gather_temporary(const Model<float>& model, int Be, int Te) { return model.gathered_output_values(Be, Te); }
+
+// What an evaluation pass (Model::infer, then the loss) adds to a state trained at B x T when
+// it runs at Be x Te: the inference slots, the gathered outputs, and the growth of the training
+// buffers it writes (the values outside the blocks, the hand-off buffer and output, at most two
+// block records, and d(loss)/d(outputs)) where it runs on more rows than training.
+size_t single_stage_evaluation(const Model<float>& model, int B, int T, int Be, int Te,
+                               const nn::ActivationPolicy& policy) {
+  auto written = [&](int rows, int seq) {
+    const Model<float>::ActivationTerms t = model.activation_terms(rows, seq);
+    return t.outside + 3 * t.boundary + 2 * t.block_saved + model.loss_values(rows, seq);
+  };
+  const size_t trained = written(B, T), evaluated = written(Be, Te);
+  return model.activation_values(Be, Te, policy).inference + model.gathered_output_values(Be, Te) +
+         gather_temporary(model, Be, Te) + (evaluated > trained ? evaluated - trained : 0);
+}
+
+// One micro-batch's activations under the policy for a pipeline stage: its blocks (for
+// ALBERT, their layer applications) as BlockActivations holds a range of them, the
+// embeddings' output (one boundary) on the first stage, the rest outside the blocks (final
+// norm, logits, ...) on the last.
+nn::ActivationFootprint stage_footprint(const Model<float>& model, const StageShare& s, int rows, int T,
+                                        const nn::ActivationPolicy& policy) {
+  const Model<float>::ActivationTerms t = model.activation_terms(rows, T);
+  const int per_block = t.blocks / model.num_blocks();
+  nn::ActivationFootprint f = nn::block_footprint(policy, s.first_block * per_block,
+                                                  (s.first_block + s.blocks) * per_block, t.block_saved, t.boundary);
+  const size_t embedded = std::min(t.outside, t.boundary);
+  f.resident += (s.stage == 0 ? embedded : 0) + (s.stage == s.stages - 1 ? t.outside - embedded : 0);
+  return f;
+}
+
 }  // namespace
 
 RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp, int zero_stage, double bucket_cap_mb,
-                                int optimizer_states, const nn::ActivationPolicy& activations) {
+                                int optimizer_states, const nn::ActivationPolicy& activations, EvalShape eval) {
   const MemoryEstimate whole = estimate_training_memory(model, B, T, sizeof(float), optimizer_states, activations);
   const size_t n = model.table().total();
   const size_t slice = dist::FlatShards(n, dp).size(0) * sizeof(float);
@@ -62,7 +97,9 @@ RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp,
   p.activation_policy = activations;
   p.activations = whole.activations;
   p.offloaded = whole.offloaded;
-  p.evaluation = whole.evaluation;
+  p.eval_rows = eval.B > 0 ? eval.B : B;
+  p.eval_seq = eval.T > 0 ? eval.T : T;
+  p.evaluation = single_stage_evaluation(model, B, T, p.eval_rows, p.eval_seq, activations) * sizeof(float);
   p.scratch = whole.scratch;
   const bool sharded = dp > 1 && zero_stage > 0;
   p.optimizer_state = sharded ? slice * static_cast<size_t>(optimizer_states) : whole.optimizer_state;
@@ -105,7 +142,8 @@ StageShare stage_share(const Model<float>& model, const PipelineStages& stages, 
 }
 
 RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s, int T, int dp, int zero_stage,
-                                 double bucket_cap_mb, int optimizer_states, const nn::ActivationPolicy& activations) {
+                                 double bucket_cap_mb, int optimizer_states, const nn::ActivationPolicy& activations,
+                                 EvalShape eval) {
   const size_t slice = dist::FlatShards(s.owned, dp).size(0) * sizeof(float);
   const bool sharded = dp > 1 && zero_stage > 0;
   RankMemoryPlan p;
@@ -127,27 +165,31 @@ RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s,
     p.gradients = slice + borrowed;
     p.gradients_peak = std::min(owned, slice + dist::GradientReducer::kMaxInFlight * bucket) + borrowed;
   }
-  // One micro-batch's activations under the policy: the stage's blocks (for ALBERT, their layer
-  // applications) as BlockActivations holds a range of them, the embeddings' output (one
-  // boundary) on the first stage, the rest outside the blocks (final norm, logits, ...) on the
-  // last. Each micro-batch in flight has a state of its own.
-  const Model<float>::ActivationTerms t = model.activation_terms(s.micro_rows, T);
-  const int per_block = t.blocks / model.num_blocks();
-  const nn::ActivationFootprint f = nn::block_footprint(activations, s.first_block * per_block,
-                                                        (s.first_block + s.blocks) * per_block, t.block_saved,
-                                                        t.boundary);
-  const size_t embedded = std::min(t.outside, t.boundary);
-  const size_t outside = (s.stage == 0 ? embedded : 0) + (s.stage == s.stages - 1 ? t.outside - embedded : 0);
+  // Each micro-batch in flight has a state of its own.
+  const nn::ActivationFootprint f = stage_footprint(model, s, s.micro_rows, T, activations);
   const auto states = static_cast<size_t>(s.in_flight);
-  p.activations = (f.resident + outside) * sizeof(float) * states;
+  p.activations = f.resident * sizeof(float) * states;
   p.offloaded = f.offloaded * sizeof(float) * states;
   p.scratch = model.scratch_values(s.micro_rows, T) * sizeof(float) * states;
-  // Evaluation: one stage runs Model::infer in its first state; with several stages each runs
-  // its training forward in two states in turn, the second one new where training keeps one.
-  if (s.stages == 1)
-    p.evaluation = f.inference * sizeof(float);
-  else if (s.in_flight < 2)
-    p.evaluation = (f.resident + outside) * sizeof(float);
+  p.eval_rows = eval.B > 0 ? eval.B : s.micro_rows;
+  p.eval_seq = eval.T > 0 ? eval.T : T;
+  if (s.stages == 1) {  // Model::infer in the first state, as without a pipeline
+    p.evaluation =
+        single_stage_evaluation(model, s.micro_rows, T, p.eval_rows, p.eval_seq, activations) * sizeof(float);
+    return p;
+  }
+  // With several stages each runs its training forward on whole evaluation batches in two
+  // states in turn: the first two training states grow to the evaluation's size (their
+  // buffers keep their capacity), or a second one is new where training keeps one. The last
+  // stage also computes the loss and gathers the outputs.
+  const bool last = s.stage == s.stages - 1;
+  const size_t trained = f.resident + (last ? model.loss_values(s.micro_rows, T) : 0);
+  const size_t evaluated =
+      stage_footprint(model, s, p.eval_rows, p.eval_seq, activations).resident +
+      (last ? model.loss_values(p.eval_rows, p.eval_seq) + model.gathered_output_values(p.eval_rows, p.eval_seq) : 0);
+  p.evaluation = (2 * std::max(trained, evaluated) - std::min<size_t>(states, 2) * trained +
+                  (last ? gather_temporary(model, p.eval_rows, p.eval_seq) : 0)) *
+                 sizeof(float);
   return p;
 }
 
@@ -173,18 +215,20 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
   row("backward scratch", p.scratch, "");
   row("total", p.total(), "");
   if (p.offloaded) row("offload pool", p.offloaded, "  (file-backed, outside the resident set)");
-  if (p.evaluation) row("evaluation adds", p.evaluation, "  (the block slots of an evaluation pass)");
+  if (p.evaluation)
+    row("evaluation adds", p.evaluation,
+        cat("  (an evaluation pass at ", p.eval_rows, " x ", p.eval_seq, "; besides the total)").c_str());
   return out;
 }
 
 std::string format_pipeline_memory_plans(const Model<float>& model, const PipelineStages& stages,
                                          dist::PipelineKind kind, int B, int T, int microbatches, int dp,
                                          int zero_stage, double bucket_cap_mb, int optimizer_states,
-                                         const nn::ActivationPolicy& activations) {
+                                         const nn::ActivationPolicy& activations, EvalShape eval) {
   std::string out;
   for (int s = 0; s < stages.count(); ++s)
     out += format_memory_plan(plan_stage_memory(model, stage_share(model, stages, s, kind, B, microbatches), T, dp,
-                                                zero_stage, bucket_cap_mb, optimizer_states, activations),
+                                                zero_stage, bucket_cap_mb, optimizer_states, activations, eval),
                               B, T);
   return out;
 }

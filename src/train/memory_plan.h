@@ -30,21 +30,29 @@ struct RankMemoryPlan {
   size_t activations = 0, scratch = 0;  // activations: resident under the policy
   size_t offloaded = 0;   // activations in the offload pool (file-backed, outside the resident set)
   size_t evaluation = 0;  // what an evaluation pass adds to the resident activations
+  int eval_rows = 0, eval_seq = 0;  // the shape `evaluation` was planned at
   size_t total() const { return parameters + gradients_peak + optimizer_state + activations + scratch; }
+};
+
+// The shape of an evaluation batch per rank (per_device_eval_batch_size x sequence length);
+// zeros mean the training batch's.
+struct EvalShape {
+  int B = 0, T = 0;
 };
 
 // Batch B x T per rank. optimizer_states: 2 for AdamW (exp_avg, exp_avg_sq), 1 for SGD
 // (momentum). Slices differ by rank only at the end of the buffer: the plan is the largest.
 RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp, int zero_stage,
                                 double bucket_cap_mb, int optimizer_states,
-                                const nn::ActivationPolicy& activations = {});
+                                const nn::ActivationPolicy& activations = {}, EvalShape eval = {});
 
 // Under pipeline parallelism, a rank of one stage (the data-parallel rank with the largest
 // slice): parameters and gradients of the window the stage owns plus the shared parameters it
 // borrows (pipeline_stages.h), optimizer state of its window (its slice with ZeRO), and the
 // activations (under the policy) and backward scratch of the micro-batches in flight (each has
 // its own state): its blocks, the embeddings' output on the first stage, the head's (logits,
-// ...) on the last. Evaluation runs the stage's training forward in those states.
+// ...) on the last. Evaluation runs the stage's training forward, in two of those states in
+// turn, on whole evaluation batches (not micro-batches).
 struct StageShare {
   int stage = 0, stages = 1;
   size_t owned = 0, borrowed = 0;  // values of the flat buffers
@@ -57,7 +65,7 @@ StageShare stage_share(const Model<float>& model, const PipelineStages& stages, 
                        int microbatches);
 RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s, int T, int dp, int zero_stage,
                                  double bucket_cap_mb, int optimizer_states,
-                                 const nn::ActivationPolicy& activations = {});
+                                 const nn::ActivationPolicy& activations = {}, EvalShape eval = {});
 
 // A few lines: one per kind of state, in MiB.
 std::string format_memory_plan(const RankMemoryPlan& p, int B, int T);
@@ -66,7 +74,7 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T);
 std::string format_pipeline_memory_plans(const Model<float>& model, const PipelineStages& stages,
                                          dist::PipelineKind kind, int B, int T, int microbatches, int dp,
                                          int zero_stage, double bucket_cap_mb, int optimizer_states,
-                                         const nn::ActivationPolicy& activations = {});
+                                         const nn::ActivationPolicy& activations = {}, EvalShape eval = {});
 
 // What one rank held, measured at the end of training.
 struct RankMemoryMeasured {
@@ -74,8 +82,8 @@ struct RankMemoryMeasured {
   size_t parameters = 0;      // resident bytes of the flat parameter buffer (a pipeline stage's share)
   size_t gradients_peak = 0;  // DataParallelStep::peak_gradient_bytes
   size_t optimizer_state = 0; // resident bytes of the optimizer's state buffers
-  // What peak_rss should be: the plan's total at the largest batch trained on (evaluation
-  // included if it ran) plus held_before_training, the resident bytes besides parameters,
+  // What peak_rss should be: the plan's total at the largest batch trained on (with the
+  // evaluation pass at the largest batch evaluated on, if one ran) plus held_before_training, the resident bytes besides parameters,
   // gradients and optimizer state when training started (code, libraries, data).
   size_t predicted_peak = 0, held_before_training = 0;
   size_t offload_pool = 0;  // the most the offload pool held (ModelState::offload_pool_bytes)

@@ -339,20 +339,19 @@ size_t Trainer::memory_outside_plan() {
   return now > planned ? now - planned : 0;
 }
 
-RankMemoryPlan Trainer::memory_plan(int B, int T) const {
+RankMemoryPlan Trainer::memory_plan(int B, int T, EvalShape eval) const {
   const TrainingArguments& a = args_;
   const int states = a.optim == "sgd" ? 1 : 2;
   if (pipe_->stages() == 1 && a.microbatches == 1)
     return plan_rank_memory(*model_, B, T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
-                            activation_policy(a));
+                            activation_policy(a), eval);
   return plan_stage_memory(*model_, stage_share(*model_, *stages_, pipe_->stage(), dist::parse_pipeline_kind(a.pipeline),
                                                 B, a.microbatches),
                            T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
-                           activation_policy(a));
+                           activation_policy(a), eval);
 }
 
 void Trainer::report_measured_memory() {
-  const TrainingArguments& a = args_;
   RankMemoryMeasured m;
   m.peak_rss = peak_resident_bytes();
   m.gradients_peak = dp_->peak_gradient_bytes() + pipe_->borrowed_gradient_bytes();
@@ -360,8 +359,8 @@ void Trainer::report_measured_memory() {
   m.parameters = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float));
   // The prediction: the plan at the largest batch shape trained on (with an evaluation pass
   // if one ran), plus what the process held besides the planned buffers before training.
-  const RankMemoryPlan plan = memory_plan(largest_batch_.first, largest_batch_.second);
-  m.predicted_peak = held_before_training_ + plan.total() + (a.eval_strategy != "no" ? plan.evaluation : 0);
+  const RankMemoryPlan plan = memory_plan(largest_batch_.first, largest_batch_.second, largest_eval_batch_);
+  m.predicted_peak = held_before_training_ + plan.total() + (largest_eval_batch_.B > 0 ? plan.evaluation : 0);
   m.held_before_training = held_before_training_;
   m.offload_pool = pipe_->offload_pool_bytes();
   const std::string mine = format_measured_memory(world_ ? world_->rank() : 0, m);
@@ -485,7 +484,7 @@ void Trainer::save_checkpoint_now() {
   // sent to it slice by slice (optimizer_files.h), so no rank needs a shared file system.
   with_whole_model([&](const Model<float>& whole) {
     save_checkpoint(a.output_dir, whole, [&](const std::string& dir) { write_optimizer(dir); }, state_,
-                    tokenizer_dir_, training_arguments_json(a), io::parse_shard_size(a.max_shard_size, "max_shard_size"));
+                    tokenizer_dir_, training_arguments_json(a), a.max_shard_bytes());
     rotate_checkpoints(a.output_dir, a.save_total_limit, state_.has_best ? state_.best_model_checkpoint : "");
   });
   if (!is_main_process()) write_optimizer("");  // sends this rank's slice to rank 0, if it has one to write
@@ -509,6 +508,8 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   Batch b;
   while (data.next(b)) {
     if (b.B == 0) continue;
+    largest_eval_batch_.B = std::max(largest_eval_batch_.B, b.B);
+    largest_eval_batch_.T = std::max(largest_eval_batch_.T, b.T);
     // Through the pipeline every stage reads the same batch; the last one has the outputs.
     ModelState* st = pipe_->infer(b);
     if (!st) continue;
@@ -555,7 +556,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
 
 void Trainer::save_model(const std::string& dir) {
   with_whole_model([&](const Model<float>& whole) {
-    save_pretrained(whole, dir, io::parse_shard_size(args_.max_shard_size, "max_shard_size"));
+    save_pretrained(whole, dir, args_.max_shard_bytes());
     copy_tokenizer_files(tokenizer_dir_, dir);
   });
 }

@@ -101,7 +101,7 @@ class Trainer {
   // Resident bytes besides parameters, gradients and optimizer state (code, libraries, data).
   size_t memory_outside_plan();
   // This rank's memory plan for batches of B x T (its pipeline stage's).
-  RankMemoryPlan memory_plan(int B, int T) const;
+  RankMemoryPlan memory_plan(int B, int T, EvalShape eval) const;
   std::string resolve_checkpoint(const std::string& spec) const;
 
   double all_sum(double v, const char* what);
@@ -120,6 +120,7 @@ class Trainer {
   TrainerState state_;
   size_t held_before_training_ = 0;   // memory_outside_plan() when training started
   std::pair<int, int> largest_batch_{0, 0};  // B and T: the shape the memory plan peaks at
+  EvalShape largest_eval_batch_;             // ... and of the evaluations run during training
   std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
   int64_t last_saved_step_ = -1;
   // report_to's reporters, made at the first log entry so a run that logs nothing writes no files.

@@ -314,6 +314,8 @@ std::string TrainingArguments::best_metric_key() const {
   return metric_for_best_model.starts_with("eval_") ? metric_for_best_model : "eval_" + metric_for_best_model;
 }
 
+uint64_t TrainingArguments::max_shard_bytes() const { return io::parse_shard_size(max_shard_size, "max_shard_size"); }
+
 TrainingArguments parse_training_arguments_with(const std::string& text, const std::string& src,
                                                 const std::vector<ArgumentOverride>& overrides) {
   YAML::Node root;

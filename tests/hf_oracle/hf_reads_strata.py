@@ -32,15 +32,9 @@ from transformers.trainer_callback import TrainerState
 from transformers.trainer_utils import SchedulerType
 from transformers.training_args import ParallelMode
 
+from oracle_checks import check, exit_status
+
 strata, source, work = sys.argv[1:4]
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
 
 os.makedirs(f"{work}/scratch", exist_ok=True)
 json.dump({"model_type": "bert", "architectures": ["BertForSequenceClassification"], "vocab_size": 8000,
@@ -151,4 +145,4 @@ whole = BertForSequenceClassification.from_pretrained(f"{work}/fine_tuned").stat
 sharded = BertForSequenceClassification.from_pretrained(f"{work}/sharded").state_dict()
 check(whole.keys() == sharded.keys() and all(bool((whole[k] == sharded[k]).all()) for k in whole),
       "HF loads the sharded save with the same weights as the unsharded one")
-sys.exit(1 if failures else 0)
+sys.exit(exit_status())

@@ -14,15 +14,9 @@ import sys
 import torch
 from transformers import GPT2LMHeadModel
 
+from oracle_checks import check, exit_status
+
 strata, source, work = sys.argv[1:4]
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
 
 os.makedirs(f"{work}/model", exist_ok=True)
 json.dump({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 8000, "n_embd": 32,
@@ -71,4 +65,4 @@ for name in ("single", "tp2_pp2"):
 diff = (logits["single"] - logits["tp2_pp2"]).abs().max().item()
 scale = logits["single"].abs().max().item()
 check(diff <= 1e-4 * max(scale, 1.0), f"HF logits of the tp2 x pp2 model equal the single process's: max diff {diff:.2e} (max |logit| {scale:.2f})")
-sys.exit(1 if failures else 0)
+sys.exit(exit_status())

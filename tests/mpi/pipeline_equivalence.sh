@@ -72,39 +72,18 @@ resume r_pp2 2 12 "$WORK/save_single/checkpoint-3" "$(pipe 2 4 simple)"
 grep -q "resumed from .*checkpoint-3 at step 3" "$WORK/r_pp3_dp2_z1.log" || { echo "FAILED: no resume"; exit 1; }
 
 PYTHONPATH="$(dirname "$0")" python3 - "$WORK" <<'PY'
-import json, os, re, sys
+import json, os, sys
+from equivalence import compare, measured_memory as measured
 from safetensors_f32 import read as tensors
 work = sys.argv[1]
-def log(name):
-    rows = [json.loads(l) for l in open(f"{work}/{name}/trainer_log.jsonl")]
-    return [(r["loss"], r["grad_norm"]) for r in rows if "loss" in r], [r["eval_loss"] for r in rows if "eval_loss" in r]
-ref_log, ref_eval = log("single")
+# The gradient sums run over micro-batches, ranks and the tied copies in another order.
+ok = compare(work, "single", ["pp2", "pp2_simple", "pp3", "pp3_simple", "pp3_ckpt", "pp2_dp2", "pp2_dp2_z1",
+                              "pp3_dp2_z2", "save_pp2", "r_single", "r_pp3_dp2_z1", "r_pp2"])
 ref_w = tensors(f"{work}/single/model.safetensors")
-scale = max(abs(x) for t in ref_w.values() for x in t)
-ok = True
-# fp32 tolerances: losses and norms are logged to 4 decimals; parameters differ by the order of
-# the gradient sums (over micro-batches, ranks and the tied copies) and of the norm's squares.
-for name in ("pp2", "pp2_simple", "pp3", "pp3_simple", "pp3_ckpt", "pp2_dp2", "pp2_dp2_z1", "pp3_dp2_z2", "save_pp2", "r_single",
-             "r_pp3_dp2_z1", "r_pp2"):
-    got, ev = log(name)
-    w = tensors(f"{work}/{name}/model.safetensors")
-    dl = max(abs(a[0] - b[0]) for a, b in zip(got, ref_log))
-    dn = max(abs(a[1] - b[1]) for a, b in zip(got, ref_log))
-    de = max(abs(a - b) for a, b in zip(ev, ref_eval)) if ev else float("inf")
-    dw = max(abs(a - b) for k in ref_w for a, b in zip(w[k], ref_w[k])) / scale
-    good = (len(got) == len(ref_log) == 5 and len(ev) == len(ref_eval) >= 1 and dl <= 2e-4 and dn <= 2e-4
-            and de <= 1e-5 and dw <= 1e-5 and w.keys() == ref_w.keys())
-    ok &= good
-    print(f"{name}: {len(got)} steps, max |loss - single| {dl:.1e}, max |grad_norm - single| {dn:.1e}, |eval_loss - "
-          f"single| {de:.1e}, max |param - single| / max |param| {dw:.2e} -> {'ok' if good else 'MISMATCH'}")
-print("single (loss, grad_norm):", ref_log, "eval_loss", ref_eval)
 
 # Per-stage memory: each stage keeps optimizer state for its own parameters only (together the
 # single process's), and holds fewer parameters than the whole model.
-def measured(name):
-    pat = re.compile(r"memory measured, rank (\d+): .*parameters resident ([\d.]+) MiB;.*optimizer state ([\d.]+) MiB")
-    return {int(m[1]): (float(m[2]), float(m[3])) for m in map(pat.search, open(f"{work}/{name}.log")) if m}
-single, pp2, pp3 = measured("single")[0], measured("pp2"), measured("pp3")
+single, pp2, pp3 = measured(work, "single")[0], measured(work, "pp2"), measured(work, "pp3")
 for name, stages in (("pp2", pp2), ("pp3", pp3)):
     opt_sum = sum(o for _, o in stages.values())
     good = (len(stages) == int(name[-1]) and abs(opt_sum - single[1]) <= 0.1 * len(stages)

@@ -66,45 +66,19 @@ resume r_tp2 2 12 "$WORK/save_dp2_z1/checkpoint-3" "$(mp 2 1 1)"
 grep -q "resumed from .*checkpoint-3 at step 3" "$WORK/r_tp2.log" || { echo "FAILED: no resume"; exit 1; }
 
 PYTHONPATH="$(dirname "$0")" python3 - "$WORK" <<'PY'
-import json, os, re, sys
+import os, sys
+from equivalence import compare, measured_memory as measured
 from safetensors_f32 import read as tensors
 work = sys.argv[1]
-def log(name):
-    rows = [json.loads(l) for l in open(f"{work}/{name}/trainer_log.jsonl")]
-    return [(r["loss"], r["grad_norm"]) for r in rows if "loss" in r], [r["eval_loss"] for r in rows if "eval_loss" in r]
-ok = True
-# fp32 tolerances: losses and norms are logged to 4 decimals; parameters differ by the order of
-# the sums over tensor-parallel ranks (row-parallel outputs, input gradients, the loss's
-# exponentials) and over micro-batches and data-parallel ranks.
-def compare(ref, names):
-    global ok
-    ref_log, ref_eval = log(ref)
-    ref_w = tensors(f"{work}/{ref}/model.safetensors")
-    scale = max(abs(x) for t in ref_w.values() for x in t)
-    for name in names:
-        got, ev = log(name)
-        w = tensors(f"{work}/{name}/model.safetensors")
-        dl = max(abs(a[0] - b[0]) for a, b in zip(got, ref_log))
-        dn = max(abs(a[1] - b[1]) for a, b in zip(got, ref_log))
-        de = max(abs(a - b) for a, b in zip(ev, ref_eval)) if ev else float("inf")
-        dw = max(abs(a - b) for k in ref_w for a, b in zip(w[k], ref_w[k])) / scale
-        good = (len(got) == len(ref_log) == 5 and len(ev) == len(ref_eval) >= 1 and dl <= 2e-4 and dn <= 2e-4
-                and de <= 1e-5 and dw <= 1e-5 and w.keys() == ref_w.keys()
-                and all(len(w[k]) == len(ref_w[k]) for k in ref_w))
-        ok &= good
-        print(f"{name}: {len(got)} steps, max |loss - {ref}| {dl:.1e}, max |grad_norm - {ref}| {dn:.1e}, "
-              f"|eval_loss - {ref}| {de:.1e}, max |param - {ref}| / max |param| {dw:.2e} -> {'ok' if good else 'MISMATCH'}")
-    print(f"{ref} (loss, grad_norm):", ref_log, "eval_loss", ref_eval)
-compare("single", ["tp2", "tp2_dp2_z1", "tp2_pp2", "tp2_pp2_dp2_z1", "save_dp2_z1", "r_single", "r_tp2_dp2_z2",
-                   "r_tp2"])
-compare("single_drop", ["tp2_drop_ckpt"])
+# The sums over tensor-parallel ranks (row-parallel outputs, input gradients, the loss's
+# exponentials), micro-batches and data-parallel ranks run in another order.
+ok = compare(work, "single", ["tp2", "tp2_dp2_z1", "tp2_pp2", "tp2_pp2_dp2_z1", "save_dp2_z1", "r_single",
+                              "r_tp2_dp2_z2", "r_tp2"])
+ok &= compare(work, "single_drop", ["tp2_drop_ckpt"])
 
 # A tensor-parallel rank holds its slices: about half the parameters (wpe and the layer norms
 # are whole on both ranks) and half the optimizer state.
-def measured(name):
-    pat = re.compile(r"memory measured, rank (\d+): .*parameters resident ([\d.]+) MiB;.*optimizer state ([\d.]+) MiB")
-    return {int(m[1]): (float(m[2]), float(m[3])) for m in map(pat.search, open(f"{work}/{name}.log")) if m}
-one, tp = measured("single")[0], measured("tp2")
+one, tp = measured(work, "single")[0], measured(work, "tp2")
 good = len(tp) == 2 and all(0.45 * one[1] <= o <= 0.6 * one[1] for _, o in tp.values())
 ok &= good
 print(f"tp2 memory per rank (parameters, optimizer state MiB): {tp}; one process: {one} -> {'ok' if good else 'BAD'}")

@@ -334,19 +334,32 @@ template <typename T>
 size_t AlbertModel<T>::scratch_values(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
   const size_t N = static_cast<size_t>(B) * T_, NH = N * c.hidden_size, NE = N * c.embedding_size;
-  size_t head = 0;  // d(loss)/d(logits) and the head's backward scratch
+  size_t head = 0;  // the head's backward scratch
   switch (c.task) {
-    case Task::SequenceClassification: head = static_cast<size_t>(B) * c.num_labels; break;
-    case Task::MaskedLM: head = N * c.vocab_size + 2 * NE; break;
-    case Task::PreTraining: head = N * c.vocab_size + 2 * NE + static_cast<size_t>(B) * c.num_labels + NH; break;
-    case Task::TokenClassification: head = N * c.num_labels + NH; break;
-    case Task::QuestionAnswering: head = 2 * N + NH; break;
+    case Task::MaskedLM: head = 2 * NE; break;
+    case Task::PreTraining: head = 2 * NE + NH; break;
+    case Task::TokenClassification:
+    case Task::QuestionAnswering: head = NH; break;
     default: break;
   }
   return 6 * NH + N * c.intermediate_size  // layer backward
          + 2 * NH                          // hidden-state gradients
          + 2 * NE                          // d(mapping input), embeddings scratch
-         + head;
+         + head + loss_values(B, T_);      // d(loss)/d(logits)
+}
+
+template <typename T>
+size_t AlbertModel<T>::loss_values(int B, int T_) const {
+  const ModelConfig& c = this->cfg_;
+  const size_t N = static_cast<size_t>(B) * T_;
+  switch (c.task) {
+    case Task::SequenceClassification: return static_cast<size_t>(B) * c.num_labels;
+    case Task::MaskedLM: return N * c.vocab_size;
+    case Task::PreTraining: return N * c.vocab_size + static_cast<size_t>(B) * c.num_labels;
+    case Task::TokenClassification: return N * c.num_labels;
+    case Task::QuestionAnswering: return 2 * N;
+    default: return 0;
+  }
 }
 
 template class AlbertModel<float>;

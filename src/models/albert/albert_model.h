@@ -55,6 +55,7 @@ class AlbertModel final : public Model<T> {
   const T* infer(const Batch& b, ModelState& state) const override;
   typename Model<T>::ActivationTerms activation_terms(int B, int T_) const override;
   size_t scratch_values(int B, int T_) const override;
+  size_t loss_values(int B, int T_) const override;
   using Model<T>::forward;
   using Model<T>::backward;
 

@@ -331,17 +331,22 @@ size_t EncoderModel<T>::scratch_values(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
   const size_t N = static_cast<size_t>(B) * T_, NC = N * c.hidden_size;
   const size_t P = static_cast<size_t>(c.tensor_split.degree);
-  size_t dlogits = 0;
-  switch (c.task) {
-    case Task::SequenceClassification: dlogits = static_cast<size_t>(B) * c.num_labels; break;
-    case Task::MaskedLM: dlogits = N * (c.vocab_size / P); break;
-    case Task::TokenClassification: dlogits = N * c.num_labels; break;
-    case Task::QuestionAnswering: dlogits = 2 * N; break;
-    default: break;
-  }
   return 3 * NC + N * c.intermediate_size / P + 3 * NC / P  // layer backward
          + 2 * NC + 2 * NC                            // hidden-state gradients, head / embedding scratch
-         + dlogits;                                   // d(loss)/d(logits)
+         + loss_values(B, T_);                        // d(loss)/d(logits)
+}
+
+template <typename T>
+size_t EncoderModel<T>::loss_values(int B, int T_) const {
+  const ModelConfig& c = this->cfg_;
+  const size_t N = static_cast<size_t>(B) * T_;
+  switch (c.task) {
+    case Task::SequenceClassification: return static_cast<size_t>(B) * c.num_labels;
+    case Task::MaskedLM: return N * (c.vocab_size / static_cast<size_t>(c.tensor_split.degree));
+    case Task::TokenClassification: return N * c.num_labels;
+    case Task::QuestionAnswering: return 2 * N;
+    default: return 0;
+  }
 }
 
 template class EncoderModel<float>;

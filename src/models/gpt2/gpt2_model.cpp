@@ -353,16 +353,23 @@ template <typename T>
 size_t Gpt2Model<T>::scratch_values(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
   const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size, P = static_cast<size_t>(c.tensor_split.degree);
-  size_t head = 0;
-  switch (c.task) {
-    case Task::CausalLM: head = N * static_cast<size_t>(vocab_.rows); break;
-    case Task::SequenceClassification: head = static_cast<size_t>(B) * (c.num_labels + C); break;
-    case Task::TokenClassification: head = N * c.num_labels; break;
-    default: break;
-  }
+  const size_t pooled = c.task == Task::SequenceClassification ? static_cast<size_t>(B) * C : 0;
   return nn::DecoderLayerScratch<T>::values(N, C, c.intermediate_size, P)  // block backward
          + 3 * N * C                                                     // d_hidden, d_hidden_next, d_final
-         + head;                                                         // d(loss)/d(logits) (+ pooled gradient)
+         + pooled                                                        // the pooled token's gradient
+         + loss_values(B, T_);                                           // d(loss)/d(logits)
+}
+
+template <typename T>
+size_t Gpt2Model<T>::loss_values(int B, int T_) const {
+  const ModelConfig& c = this->cfg_;
+  const size_t N = static_cast<size_t>(B) * T_;
+  switch (c.task) {
+    case Task::CausalLM: return N * static_cast<size_t>(vocab_.rows);
+    case Task::SequenceClassification: return static_cast<size_t>(B) * c.num_labels;
+    case Task::TokenClassification: return N * c.num_labels;
+    default: return 0;
+  }
 }
 
 template class Gpt2Model<float>;

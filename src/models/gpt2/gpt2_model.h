@@ -61,6 +61,7 @@ class Gpt2Model final : public Model<T> {
   std::unique_ptr<CausalDecoder<T>> new_cached_decoder() const override;  // causal LM only
   typename Model<T>::ActivationTerms activation_terms(int B, int T_) const override;
   size_t scratch_values(int B, int T_) const override;
+  size_t loss_values(int B, int T_) const override;
   using Model<T>::forward;
   using Model<T>::backward;
 
