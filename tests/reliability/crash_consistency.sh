@@ -31,8 +31,8 @@ tiny_training "$WORK" 30 $((8 / RANKS))
 sed -i 's/^save_steps: .*/save_steps: 3/; s/^logging_steps: .*/logging_steps: 5/' "$WORK/train.yaml"
 echo "num_threads: 1" >> "$WORK/train.yaml"
 
-# start OUT LOG [options...]: starts the run in the background in a session of its own, so
-# that one kill reaches mpirun and every rank at the same moment (a machine that goes down).
+# start OUT LOG [options...]: starts the run in the background in a session of its own (its
+# id is RUN_PID), so that one kill reaches mpirun and every rank at once (a machine going down).
 start() {
   local out=$1 log=$2
   shift 2
@@ -84,6 +84,14 @@ check_loads() {
     > "$probe.log" 2>&1 || { tail -5 "$probe.log"; fail "trial $trial: $dir does not load"; }
 }
 
+# report WHAT: the counts so far (a long run stopped early still has them).
+report() {
+  echo "$1 x $KILLS kills ($kills_total kills, $RANKS rank(s)): every final model equals the uninterrupted" \
+    "run's byte for byte; $resumes restarts checked to resume from the newest checkpoint; kills inside a save:" \
+    "$in_save, inside a rotation: $in_rotation, before the first checkpoint: $before_first (only a .tmp-" \
+    "directory: $only_tmp), after the run had ended: $after_end"
+}
+
 in_save=0 in_rotation=0 before_first=0 only_tmp=0 after_end=0 kills_total=0 resumes=0
 for ((trial = 1; trial <= TRIALS; ++trial)); do
   out=$WORK/trial
@@ -104,9 +112,11 @@ for ((trial = 1; trial <= TRIALS; ++trial)); do
       left=$((30 - done_steps))
       span=$((SPAN_MS * (left > 6 ? left : 6) / 30))
       sleep "$(awk -v r=$((RANDOM * 32768 + RANDOM)) -v span="$span" 'BEGIN { printf "%.3f", (r % span) / 1000 }')"
-      kill -KILL -- "-$RUN_PID" 2> /dev/null || true
+      # mpirun puts each rank in a process group of its own, but all stay in the session.
+      pkill -KILL -s "$RUN_PID" || true
       rc=0
       { wait "$RUN_PID"; } 2> /dev/null || rc=$?
+      while pgrep -s "$RUN_PID" > /dev/null; do sleep 0.05; done  # the ranks are not our children
       if ((rc == 0)); then
         ((++after_end))
       elif ((rc != 137)); then
@@ -136,9 +146,6 @@ for ((trial = 1; trial <= TRIALS; ++trial)); do
   done
   cmp -s "$out/model.safetensors" "$WORK/reference/model.safetensors" ||
     fail "trial $trial: the final model.safetensors differs from the uninterrupted run's"
-  if ((trial % 10 == 0)); then echo "$trial trials done"; fi
+  if ((trial % 10 == 0)); then report "after $trial trials"; fi
 done
-echo "PASS: $TRIALS trials x $KILLS kills ($kills_total kills, $RANKS rank(s)): every final model equals the" \
-  "uninterrupted run's byte for byte; $resumes restarts checked to resume from the newest checkpoint; kills" \
-  "inside a save: $in_save, inside a rotation: $in_rotation, before the first checkpoint: $before_first (only a" \
-  ".tmp- directory: $only_tmp), after the run had ended: $after_end"
+report "PASS: $TRIALS trials"

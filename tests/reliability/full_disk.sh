@@ -8,8 +8,8 @@
 #   checkpoint_2    the same with 2 ranks under mpirun
 #   final_model     no checkpoints; the final model.safetensors does not fit
 #   unwritable      the output directory loses its write permission after checkpoint-3
-# The tmpfs is mounted in a mount namespace of its own (unshare), so nothing is left mounted
-# when the test ends; where namespaces are not permitted, the test reports a skip (77).
+# The tmpfs is mounted in a mount namespace of its own (unshare), so nothing stays mounted
+# should the test be killed; where namespaces are not permitted, the test reports a skip (77).
 #   full_disk.sh STRATA_BINARY SOURCE_DIR
 set -euo pipefail
 STRATA=${1:?usage: full_disk.sh STRATA_BINARY SOURCE_DIR}
@@ -23,7 +23,8 @@ if [[ -z ${STRATA_IN_MOUNT_NS:-} ]]; then
 fi
 source "$SRC/tests/jobs/tiny_training.sh"
 WORK=$(mktemp -d)
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
+mounts=()
+trap 'for m in "${mounts[@]}"; do umount "$m"; done; [[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
 chmod 755 "$WORK"  # the unwritable case runs as another user, who must read the inputs
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 echo "work dir: $WORK"
@@ -35,6 +36,7 @@ echo "num_threads: 1" >> "$WORK/train.yaml"
 disk() {
   mkdir -p "$WORK/$1"
   mount -t tmpfs -o "size=$2" tmpfs "$WORK/$1"
+  mounts+=("$WORK/$1")
 }
 
 # expect_error LOG RC PATTERN...: the run ended with status 1 and its log holds each pattern.
