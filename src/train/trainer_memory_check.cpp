@@ -1,6 +1,7 @@
 // Trainer::check_memory_fits: the memory plan against the memory this process may take, before
 // the first step, so that a run that cannot fit stops with advice instead of being killed by
 // the kernel's OOM killer hours in (docs/reliability.md, "Memory fit").
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -18,7 +19,7 @@ std::string mib(size_t bytes) { return cat(static_cast<int64_t>((bytes + (1 << 2
 
 }  // namespace
 
-void Trainer::check_memory_fits(EvalShape eval) const {
+void Trainer::check_memory_fits(EvalShape eval) const {  // eval: by value, clamped below
   const char* skip = std::getenv("STRATA_SKIP_MEMORY_CHECK");
   if (skip && std::string(skip) == "1") return;
   const MemoryHeadroom room = memory_headroom();
@@ -27,7 +28,12 @@ void Trainer::check_memory_fits(EvalShape eval) const {
   const size_t resident = resident_set_bytes();
   const size_t limit = resident + room.bytes / static_cast<size_t>(ranks_on_machine_);
   const TrainingArguments& a = args_;
-  const int B = a.per_device_train_batch_size, T = a.sequence_length();
+  // No batch is longer than the model's positions, whatever max_seq_length says (a stream fed
+  // to the Trainer directly need not follow it).
+  const int positions = model_->config().max_position_embeddings;
+  const int B = a.per_device_train_batch_size, T = positions > 0 ? std::min(a.sequence_length(), positions)
+                                                                 : a.sequence_length();
+  eval.T = std::min(eval.T, T);
   // What the process will hold at its peak: the plan, with an evaluation pass if one runs,
   // plus what it holds besides the planned buffers (code, libraries, data), as the end-of-run
   // report predicts it.

@@ -59,7 +59,8 @@ cmp -s "$WORK/reference/model.safetensors" "$WORK/reference_again/model.safetens
   fail "two uninterrupted runs end with different parameters"
 echo "uninterrupted run: $best_ms ms (the faster of two identical runs)"
 # A kill lands uniformly in [0, 1.2 x that time x the share of the steps left] after a start
-# (at least a fifth of it: start-up takes its time).
+# (at least a fifth of it: start-up takes its time). The time scale then follows the machine:
+# each trial's last (uninterrupted) attempt sets it, and a kill that came too late halves it.
 SPAN_MS=$((best_ms * 12 / 10))
 
 # checkpoint_step DIR: N of a checkpoint-N directory name, or nothing.
@@ -104,13 +105,16 @@ for ((trial = 1; trial <= TRIALS; ++trial)); do
     else
       start "$out" "$log" --overwrite_output_dir true
     fi
+    done_steps=0
+    if [[ -n $newest ]]; then done_steps=$(checkpoint_step "$newest"); fi
+    share=$((30 - done_steps > 6 ? 30 - done_steps : 6))
     if ((k == KILLS)); then
+      t_start=$(date +%s%N)
       wait "$RUN_PID" || { tail -20 "$log"; fail "trial $trial: the last restart failed"; }
+      # Other load changes the machine's speed: the time scale follows the last whole attempt.
+      SPAN_MS=$((($(date +%s%N) - t_start) / 1000000 * 12 / 10 * 30 / share))
     else
-      done_steps=0
-      if [[ -n $newest ]]; then done_steps=$(checkpoint_step "$newest"); fi
-      left=$((30 - done_steps))
-      span=$((SPAN_MS * (left > 6 ? left : 6) / 30))
+      span=$((SPAN_MS * share / 30 > 100 ? SPAN_MS * share / 30 : 100))
       sleep "$(awk -v r=$((RANDOM * 32768 + RANDOM)) -v span="$span" 'BEGIN { printf "%.3f", (r % span) / 1000 }')"
       # mpirun puts each rank in a process group of its own, but all stay in the session.
       pkill -KILL -s "$RUN_PID" || true
@@ -119,6 +123,7 @@ for ((trial = 1; trial <= TRIALS; ++trial)); do
       while pgrep -s "$RUN_PID" > /dev/null; do sleep 0.05; done  # the ranks are not our children
       if ((rc == 0)); then
         ((++after_end))
+        SPAN_MS=$((SPAN_MS / 2))  # the run is faster than the time scale assumed
       elif ((rc != 137)); then
         tail -20 "$log"
         fail "trial $trial: attempt $k ended with status $rc before the kill"
