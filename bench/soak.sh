@@ -5,7 +5,8 @@
 # the run (warm-up):
 #   - RSS is flat: least-squares slope under 1 MiB per 1000 steps;
 #   - open file descriptors (/proc/PID/fd) and threads (/proc/PID/status) do not grow: the
-#     largest count in the last quarter of the samples is not above the first quarter's;
+#     median count of the last quarter of the samples is not above the first quarter's (a
+#     sample can catch a file a save or a log append holds open for a moment);
 #   - the step time does not drift: the median CPU time per step (user + system, from
 #     /proc/PID/stat) of the last quarter is within 10% of the first quarter's. CPU time, not
 #     wall time: on a shared machine the wall time per step follows the other processes' load
@@ -80,14 +81,14 @@ def ms_per_step(part, col, scale):  # median over consecutive samples of d(col) 
     return statistics.median(out) if out else float("nan")
 ms_first, ms_last = ms_per_step(first, 0, 1000), ms_per_step(last, 0, 1000)
 cpu_first, cpu_last = ms_per_step(first, 5, TICK_MS), ms_per_step(last, 5, TICK_MS)
-fd_first, fd_last = max(r[3] for r in first), max(r[3] for r in last)
-th_first, th_last = max(r[4] for r in first), max(r[4] for r in last)
+fd_first, fd_last = statistics.median(r[3] for r in first), statistics.median(r[3] for r in last)
+th_first, th_last = statistics.median(r[4] for r in first), statistics.median(r[4] for r in last)
 print(f"{'samples after warm-up':32s} {n}")
 print(f"{'steps':32s} {int(s[-1][1])} ({int(steps[0])} at the end of warm-up)")
 print(f"{'RSS MiB first / last sample':32s} {warm[0][2] / 1024:.1f} / {warm[-1][2] / 1024:.1f} (min {min(r[2] for r in warm) / 1024:.1f}, max {max(r[2] for r in warm) / 1024:.1f})")
 print(f"{'RSS slope MiB / 1000 steps':32s} {rss_slope:+.4f}")
-print(f"{'open fds max, first / last qtr':32s} {fd_first:.0f} / {fd_last:.0f} (range {min(r[3] for r in warm):.0f}-{max(r[3] for r in warm):.0f})")
-print(f"{'threads max, first / last qtr':32s} {th_first:.0f} / {th_last:.0f} (range {min(r[4] for r in warm):.0f}-{max(r[4] for r in warm):.0f})")
+print(f"{'open fds median, first / last qtr':32s} {fd_first:.0f} / {fd_last:.0f} (range {min(r[3] for r in warm):.0f}-{max(r[3] for r in warm):.0f})")
+print(f"{'threads median, first / last qtr':32s} {th_first:.0f} / {th_last:.0f} (range {min(r[4] for r in warm):.0f}-{max(r[4] for r in warm):.0f})")
 print(f"{'wall ms / step, first / last qtr':32s} {ms_first:.2f} / {ms_last:.2f} ({(ms_last / ms_first - 1) * 100:+.1f}%)")
 print(f"{'CPU ms / step, first / last qtr':32s} {cpu_first:.2f} / {cpu_last:.2f} ({(cpu_last / cpu_first - 1) * 100:+.1f}%)")
 ok = True
