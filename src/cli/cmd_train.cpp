@@ -288,7 +288,7 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
   auto test_data = loader(job, job.data.test, false);
   const EvalTask* eval_task = job.data.validation.eval.get();
   Trainer trainer(a, std::move(job.model), a.tokenizer_name,
-                  {&world, &comm, groups.pipeline.get(), groups.tensor.get()});
+                  {&world, &comm, groups.pipeline.get(), groups.tensor.get(), layout.local_world_size});
   if (main && mode == Mode::Train) print_memory_plan(a, trainer, comm.size());
 
   // Results are the same on every rank (outputs are gathered); rank 0 writes them, under the

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 
@@ -151,6 +152,11 @@ int main(int argc, char** argv) {
   try {
     return runs.at(cmd)(trailing);
   } catch (const strata::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The environment's failure, not strata's (a full disk, a read-only or vanished
+    // directory): its message names the path and the reason.
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {

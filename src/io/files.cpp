@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,20 @@ namespace strata::io {
 namespace {
 
 std::string errno_text() { return std::strerror(errno); }
+
+// After ENOSPC / EDQUOT on `path`, of which `written` bytes are on disk: "; the file needs N
+// bytes, its file system has about F free without it", so the user knows how much room to
+// make (the partial file is deleted next). Empty for other errors.
+std::string space_hint(const std::string& path, int err, uint64_t needed, uint64_t written) {
+  if (err != ENOSPC && err != EDQUOT) return "";
+  std::string out = needed > 0 ? cat("; the file needs ", needed, " bytes") : std::string("; the file system is full");
+  struct statvfs st {};
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  if (::statvfs(dir.empty() ? "." : dir.c_str(), &st) == 0)
+    out += cat(", its file system has about ", static_cast<uint64_t>(st.f_bavail) * st.f_frsize + written,
+               " bytes free without it");
+  return out;
+}
 
 // Owns the temporary file of one atomic write: unless commit() ran, the destructor closes
 // and deletes it, so a failed or interrupted write never leaves debris beside PATH.
@@ -36,19 +51,33 @@ class TempFile {
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
 
-  void write(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail(target_, ": write to ", path_, " failed: ", errno_text());
-      bytes.remove_prefix(static_cast<size_t>(n));
+  // Writes the parts in order. A failure names the file, how far it got and, when the file
+  // system is full, the bytes the whole file needs against those free.
+  void write(std::span<const std::string_view> parts) {
+    uint64_t total = 0, written = 0;
+    for (std::string_view part : parts) total += part.size();
+    for (std::string_view bytes : parts) {
+      while (!bytes.empty()) {
+        const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+          const int err = errno;
+          fail(target_, ": write to ", path_, " failed after ", written, " of ", total, " bytes: ",
+               std::strerror(err), space_hint(path_, err, total, written));
+        }
+        bytes.remove_prefix(static_cast<size_t>(n));
+        written += static_cast<uint64_t>(n);
+      }
     }
   }
 
   // Makes the content durable before it becomes visible under the target name; otherwise a
   // crash right after the rename could leave an empty or partial file at PATH.
   void commit() {
-    if (::fsync(fd_) != 0) fail(target_, ": fsync of ", path_, " failed: ", errno_text());
+    if (::fsync(fd_) != 0) {
+      const int err = errno;  // a full disk can show only here (delayed allocation, NFS)
+      fail(target_, ": fsync of ", path_, " failed: ", std::strerror(err), space_hint(path_, err, 0, 0));
+    }
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail(target_, ": close of ", path_, " failed: ", errno_text());
@@ -99,7 +128,7 @@ std::string parse_error_reason(const nlohmann::json::parse_error& e) {
 
 void write_file_atomic(const std::string& path, std::span<const std::string_view> parts) {
   TempFile tmp(path);
-  for (std::string_view part : parts) tmp.write(part);
+  tmp.write(parts);
   tmp.commit();
   fsync_parent_dir(path);
 }

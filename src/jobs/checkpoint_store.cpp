@@ -55,7 +55,7 @@ bool copy_atomically(const fs::path& src, const fs::path& dst_dir, const std::st
     if (!fs::exists(src)) return false;
     throw;
   }
-  fs::remove_all(dst_dir / name);
+  if (fs::exists(dst_dir / name)) remove_checkpoint((dst_dir / name).string());
   fs::rename(tmp, dst_dir / name);
   fsync_path(dst_dir);
   return true;
@@ -65,6 +65,7 @@ void remove_partials(const fs::path& dir) {
   if (!fs::exists(dir)) return;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().filename().string().starts_with(kPartialPrefix)) fs::remove_all(e.path());
+  remove_checkpoint_debris(dir.string());
 }
 
 std::set<std::string> names(const std::vector<std::string>& paths) {
@@ -122,14 +123,14 @@ std::vector<std::string> CheckpointStore::upload(const std::string& local_dir) c
   int64_t newest = 0;
   for (const auto& n : local) newest = std::max(newest, step_of(n));
   for (const std::string& name : stored)
-    if (!local.count(name) && step_of(name) < newest) fs::remove_all(fs::path(dir_) / name);
+    if (!local.count(name) && step_of(name) < newest) remove_checkpoint((fs::path(dir_) / name).string());
   return copied;
 }
 
 std::string CheckpointStore::download(const std::string& local_dir) const {
   fs::create_directories(local_dir);
   remove_partials(local_dir);
-  for (const std::string& old : list_checkpoints(local_dir)) fs::remove_all(old);
+  for (const std::string& old : list_checkpoints(local_dir)) remove_checkpoint(old);
   std::string newest;
   for (const std::string& src : checkpoints()) {
     const std::string name = fs::path(src).filename().string();

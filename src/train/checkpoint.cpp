@@ -1,8 +1,10 @@
 #include "train/checkpoint.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 
 #include "io/files.h"
@@ -79,8 +81,51 @@ void copy_tokenizer_files(const std::string& src_dir, const std::string& dst_dir
   for (const char* name : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
                            "vocab.json", "merges.txt", "spiece.model", "added_tokens.json"}) {
     const fs::path src = fs::path(src_dir) / name;
-    if (fs::exists(src)) fs::copy_file(src, fs::path(dst_dir) / name, fs::copy_options::overwrite_existing);
+    // Through write_file_atomic: flushed like the other files, and a full disk is reported
+    // with the path and the bytes needed.
+    if (fs::exists(src)) io::write_file_atomic((fs::path(dst_dir) / name).string(), io::read_file(src.string()));
   }
+}
+
+namespace {
+
+// A checkpoint-<step> lives under two hidden names outside its life as a checkpoint: while it
+// is written and while it is deleted. Neither starts with "checkpoint-": list_checkpoints
+// never takes one for a checkpoint. The suffix is the writer's pid.
+constexpr std::string_view kWritingPrefix = ".tmp-checkpoint-";
+constexpr std::string_view kDeletingPrefix = ".deleting-checkpoint-";
+
+// Bytes of the files under dir: what a checkpoint takes on disk.
+uint64_t tree_bytes(const fs::path& dir) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec))
+    if (e.is_regular_file(ec)) total += e.file_size(ec);
+  return total;
+}
+
+}  // namespace
+
+void remove_checkpoint_debris(const std::string& output_dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(output_dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (!n.starts_with(kWritingPrefix) && !n.starts_with(kDeletingPrefix)) continue;
+    const std::string pid_text = n.substr(n.rfind('-') + 1);
+    if (pid_text.empty() || !std::all_of(pid_text.begin(), pid_text.end(), ::isdigit)) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH)) fs::remove_all(e.path(), ec);
+  }
+}
+
+void remove_checkpoint(const std::string& dir) {
+  // Renamed first, deleted after: a kill during the deletion leaves a hidden directory that
+  // nothing takes for a checkpoint, never a checkpoint-<step> with files missing.
+  const fs::path path(dir);
+  const fs::path doomed =
+      path.parent_path() / cat(kDeletingPrefix, path.filename().string().substr(11), "-", ::getpid());
+  fs::rename(path, doomed);
+  fs::remove_all(doomed);
 }
 
 std::string save_checkpoint(const std::string& output_dir, const Model<float>& model,
@@ -88,22 +133,30 @@ std::string save_checkpoint(const std::string& output_dir, const Model<float>& m
                             const TrainerState& state, const std::string& tokenizer_dir,
                             const std::string& training_args_json, uint64_t max_shard_bytes) {
   const fs::path final_dir = fs::path(output_dir) / ("checkpoint-" + std::to_string(state.global_step));
-  const fs::path tmp = fs::path(output_dir) / (".tmp-checkpoint-" + std::to_string(state.global_step) + "-" +
-                                               std::to_string(getpid()));
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
+  const fs::path tmp = fs::path(output_dir) / cat(kWritingPrefix, state.global_step, "-", ::getpid());
+  remove_checkpoint_debris(output_dir);
   try {
+    fs::create_directories(tmp);
     save_pretrained(model, tmp.string(), max_shard_bytes);
     copy_tokenizer_files(tokenizer_dir, tmp.string());
     write_optimizer(tmp.string());
     io::write_file_atomic((tmp / "trainer_state.json").string(), state.hf_json().dump(2) + "\n");
     io::write_file_atomic((tmp / "strata_state.json").string(), state.resume_json().dump(2) + "\n");
     io::write_file_atomic((tmp / "training_args.json").string(), training_args_json);
-    fs::remove_all(final_dir);  // a checkpoint of this step from an earlier, interrupted run
+    // A checkpoint of this step from an earlier, interrupted run makes way.
+    if (fs::exists(final_dir)) remove_checkpoint(final_dir.string());
+    // Not followed by an fsync of output_dir: a power loss that forgets this rename leaves the
+    // checkpoint under its temporary name, which resuming ignores, as after a kill.
     fs::rename(tmp, final_dir);
-  } catch (...) {
-    fs::remove_all(tmp);
-    throw;
+  } catch (const std::exception& e) {
+    // Nothing of the failed save stays; the earlier checkpoints were not touched.
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    const std::vector<std::string> kept = list_checkpoints(output_dir);
+    fail("saving checkpoint-", state.global_step, " into ", output_dir, " failed: ", e.what(), ". ",
+         kept.empty() ? std::string("No earlier checkpoint exists.")
+                      : cat("The last good checkpoint, ", kept.back(), " (", tree_bytes(kept.back()),
+                            " bytes), is intact: make room or fix the directory, then resume_from_checkpoint: latest."));
   }
   return final_dir.string();
 }
@@ -143,7 +196,7 @@ void rotate_checkpoints(const std::string& output_dir, int limit, const std::str
   int excess = static_cast<int>(all.size()) - limit;
   for (size_t i = 0; i + 1 < all.size() && excess > 0; ++i) {
     if (!keep.empty() && fs::exists(keep) && fs::equivalent(all[i], keep)) continue;
-    fs::remove_all(all[i]);
+    remove_checkpoint(all[i]);
     --excess;
   }
 }

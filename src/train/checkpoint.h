@@ -8,8 +8,9 @@
 //   strata_state.json                 (what resuming needs beyond it: data position, running losses,
 //                                      seeds, early-stopping counter)
 //   training_args.json
-// Written into a temporary directory and renamed when complete, so a crash never leaves a
-// checkpoint-<step> that looks whole but is not.
+// Written into a temporary directory and renamed when complete, and deleted by renaming it
+// away first, so a crash never leaves a checkpoint-<step> that looks whole but is not
+// (tests/crash/crash_consistency.sh kills runs at random moments to show it).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -70,6 +71,13 @@ TrainerState load_checkpoint_state(const std::string& dir, const Model<float>& m
 
 // checkpoint-<N> directories under output_dir, oldest (smallest N) first.
 std::vector<std::string> list_checkpoints(const std::string& output_dir);
+
+// Deletes a checkpoint directory so that no crash leaves a partial one under its name.
+void remove_checkpoint(const std::string& dir);
+
+// Removes the hidden directories a killed writer left in output_dir (a checkpoint being written
+// or deleted, of a pid that no longer runs), so repeated crashes do not fill the disk.
+void remove_checkpoint_debris(const std::string& output_dir);
 
 // Deletes the oldest checkpoints beyond `limit` (0 = keep all), never the newest and never `keep`.
 void rotate_checkpoints(const std::string& output_dir, int limit, const std::string& keep);

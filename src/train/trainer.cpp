@@ -53,6 +53,7 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
       comm_(group_or_null(groups.data)),
       pipeline_(group_or_null(groups.pipeline)),
       tensor_(group_or_null(groups.tensor)),
+      ranks_on_machine_(std::max(groups.ranks_on_machine, 1)),
       model_(std::move(model)),
       tokenizer_dir_(std::move(tokenizer_dir)) {
   const int stages = pipeline_ ? pipeline_->size() : 1;
@@ -188,6 +189,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
   held_before_training_ = memory_outside_plan();
+  check_memory_fits(eval_data ? EvalShape{a.per_device_eval_batch_size, a.sequence_length()} : EvalShape{});
   Progress bar(max_steps, a.disable_tqdm || !is_main_process());
   bar.update(state_.global_step, "");
   const auto t0 = std::chrono::steady_clock::now();
@@ -339,8 +341,7 @@ size_t Trainer::memory_outside_plan() {
   return now > planned ? now - planned : 0;
 }
 
-RankMemoryPlan Trainer::memory_plan(int B, int T, EvalShape eval) const {
-  const TrainingArguments& a = args_;
+RankMemoryPlan Trainer::memory_plan(int B, int T, EvalShape eval, const TrainingArguments& a) const {
   const int states = a.optim == "sgd" ? 1 : 2;
   if (pipe_->stages() == 1 && a.microbatches == 1)
     return plan_rank_memory(*model_, B, T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,

@@ -43,6 +43,9 @@ struct TrainerGroups {
   // The tensor-parallel ranks whose slices make this rank's layers; the model was built for
   // this split (ModelConfig::tensor_split) and its tensor group bound to it.
   dist::Communicator* tensor = nullptr;
+  // Ranks of the job on this rank's machine: they share its memory, so the memory check
+  // (Trainer::check_memory_fits) gives each an equal part of what is free.
+  int ranks_on_machine = 1;
 };
 
 class Trainer {
@@ -100,8 +103,14 @@ class Trainer {
   size_t optimizer_state_resident();
   // Resident bytes besides parameters, gradients and optimizer state (code, libraries, data).
   size_t memory_outside_plan();
-  // This rank's memory plan for batches of B x T (its pipeline stage's).
-  RankMemoryPlan memory_plan(int B, int T, EvalShape eval) const;
+  // This rank's memory plan for batches of B x T (its pipeline stage's), under the
+  // activation and sharding settings of `a` (by default the run's).
+  RankMemoryPlan memory_plan(int B, int T, EvalShape eval) const { return memory_plan(B, T, eval, args_); }
+  RankMemoryPlan memory_plan(int B, int T, EvalShape eval, const TrainingArguments& a) const;
+  // Before the first step: refuses (strata::Error) a run whose plan does not fit the memory
+  // this process may take (util/memory_headroom.h), naming both figures and settings that fit.
+  // STRATA_SKIP_MEMORY_CHECK=1 skips it.
+  void check_memory_fits(EvalShape eval) const;
   std::string resolve_checkpoint(const std::string& spec) const;
 
   double all_sum(double v, const char* what);
@@ -111,6 +120,7 @@ class Trainer {
   dist::Communicator* comm_;      // the data-parallel group; null: one replica
   dist::Communicator* pipeline_;  // null: one stage
   dist::Communicator* tensor_;    // null: no tensor parallelism
+  int ranks_on_machine_;
   std::unique_ptr<Model<float>> model_;
   std::unique_ptr<PipelineStages> stages_;
   std::unique_ptr<PipelineStep> pipe_;
