@@ -15,6 +15,12 @@ if [[ ! -f "$runtime" ]]; then
        "libclang-rt-14-dev (scripts/install_deps.sh)" >&2
   exit 1
 fi
+# The fuzz build links what the parsers reference but do not run from the regular build's
+# libstrata_core.a (fuzz/CMakeLists.txt).
+if [[ ! -f build/build.ninja ]]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+cmake --build build --target strata_core
 if [[ ! -f build-fuzz/build.ninja ]]; then
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_CXX_COMPILER=clang++-14 -DSTRATA_FUZZ=ON \
     -DBUILD_TESTING=OFF -DSTRATA_BUILD_BENCH=OFF
