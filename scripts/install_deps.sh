@@ -16,6 +16,10 @@ PKGS=(
   libcli11-dev libprotobuf-dev protobuf-compiler
   # tests: GoogleTest, and python3 (standard library only) in the multi-process test scripts
   libgtest-dev python3
+  # tests: Oniguruma, HF tokenizers' regex engine, as the oracle for strata's (RegexOracle)
+  libonig-dev
+  # fuzzing (scripts/fuzz_smoke.sh): clang with libFuzzer's runtime and the sanitizers
+  clang-14 libclang-rt-14-dev
   # training jobs on Slurm (strata job, backend: slurm): the daemons, the client commands and
   # munge, for scripts/slurm_cluster.sh's one-machine cluster (and its tests); ip netns for
   # netns_cluster.sh

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/jsonl_reader.h"
 #include "models/batch_json.h"
 #include "io/files.h"
 #include "io/safetensors.h"
@@ -60,6 +61,28 @@ TEST(BadInput, TruncatedSafetensorsNamesTheFile) {
     fs::resize_file(file, size);
     expect_load_error(dir, {file, what});
   }
+}
+
+// Found by fuzz/model_config and fuzz/safetensors_header: the JSON parser reports a number
+// past a double's range as out_of_range, not parse_error, and it escaped every reader.
+TEST(BadInput, JsonNumberTooLargeForADoubleIsAnError) {
+  const ScratchDir scratch;
+  const std::string config = scratch.path("config.json");
+  test::write_text(config, "{\"model_type\": \"bert\", \"hidden_size\": 1e312}");
+  expect_error([&] { load_model_config(scratch.path()); }, {config, "invalid JSON", "number overflow"});
+
+  const std::string header = R"({"w":{"dtype":"F32","shape":[3333333333333333333333E333333333333333333333333333],"data_offsets":[0,4]}})";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+  const std::string file = scratch.path("model.safetensors");
+  test::write_text(file, bytes + header + std::string(4, '\0'));
+  expect_error([&] { io::SafetensorsFile f(file); }, {file, "header is not valid JSON", "number overflow"});
+
+  const std::string jsonl = scratch.path("data.jsonl");
+  test::write_text(jsonl, "{\"text\": \"a\", \"label\": 1e400}\n");
+  const std::string lines = io::read_file(jsonl);  // the reader keeps a view of it
+  expect_error([&] { data::JsonlReader r(lines, jsonl); data::JsonlRecord rec; r.next(rec); },
+               {jsonl, "invalid JSON at line 1", "number overflow"});
 }
 
 TEST(BadInput, TensorShapeDisagreeingWithConfigNamesTensorAndBothShapes) {

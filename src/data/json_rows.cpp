@@ -75,7 +75,7 @@ nlohmann::json json_cell(const nlohmann::json& value, const std::string& key, co
   const std::string& text = value.get_ref<const std::string&>();
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // parse_error, or out_of_range for 1e400
     fail(path, ": line ", line, ": column '", key, "' holds the text '", text.substr(0, 60), text.size() > 60 ? "...'" : "'",
          ", which is not JSON; expected ", expected, " (in a CSV cell, as JSON text)");
   }

@@ -36,6 +36,8 @@ bool JsonlReader::next(JsonlRecord& out) {
     } catch (const nlohmann::json::parse_error& e) {
       fail(source_, ": invalid JSON at line ", number, ", column ", e.byte == 0 ? 1 : e.byte, ": ", reason(e),
            " (JSON Lines holds one complete JSON object per line)");
+    } catch (const nlohmann::json::out_of_range& e) {  // a number past a double's range: 1e400
+      fail(source_, ": invalid JSON at line ", number, ": ", e.what());
     }
     if (!out.value.is_object())
       fail(source_, ": line ", number, ": expected a JSON object, got ", out.value.type_name());

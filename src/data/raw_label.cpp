@@ -81,7 +81,7 @@ RawLabel label_from_text(std::string_view cell, const std::string& file, size_t 
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(cell);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {  // parse_error, or out_of_range for 1e400
       fail(file, ": line ", line, ": label cell ", std::string(cell),
            " starts with '[' but is not a JSON list such as [0, 1] or [\"a\", \"b\"]");
     }

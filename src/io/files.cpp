@@ -167,6 +167,8 @@ nlohmann::json read_json_file(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     const auto [line, column] = line_and_column(text, e.byte);
     fail(path, ": invalid JSON at line ", line, ", column ", column, ": ", parse_error_reason(e));
+  } catch (const nlohmann::json::out_of_range& e) {  // a number past a double's range: 1e400
+    fail(path, ": invalid JSON: ", e.what());
   }
 }
 

@@ -110,7 +110,7 @@ json parse_header_json(const std::string& path, std::string_view text) {
   };
   try {
     return json::parse(text, reject_duplicates);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     fail(path, ": header is not valid JSON: ", without_exception_id(e));
   }
 }

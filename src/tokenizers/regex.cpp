@@ -3,6 +3,7 @@
 #include <utf8proc.h>
 
 #include <cctype>
+#include <unordered_map>
 
 #include "util/error.h"
 
@@ -13,8 +14,20 @@ namespace {
 enum class Op : uint8_t { Char, Any, Class, Split, Jmp, Match, Assert, Look, Atomic, Mark, Progress };
 enum Assertion : int { kBol, kEol, kBos, kEos, kEosNl, kWordBoundary, kNotWordBoundary };
 
+char32_t fold(char32_t c);
+const std::vector<char32_t>& folding_to(char32_t f);
+
+// Oniguruma's Word inside a bracket class ([\w], [^\w\s]): uni::is_word_char (Rust's \w)
+// less the joiners U+200C / U+200D, which Oniguruma's Word property leaves out.
+bool is_class_word(char32_t c) { return c != 0x200C && c != 0x200D && uni::is_word_char(c); }
+
+// Oniguruma's bare \w, \W and \b: the same, plus the Latin-1 superscripts and fractions
+// (U+00B2, U+00B3, U+00B9, U+00BC-U+00BE), which its Latin-1 ctype table marks as word
+// characters while its Unicode Word property (used in bracket classes) does not.
+bool is_word(char32_t c) { return is_class_word(c) || c == 0xB2 || c == 0xB3 || c == 0xB9 || (c >= 0xBC && c <= 0xBE); }
+
 struct ClassItem {
-  enum Kind : uint8_t { Range, Categories, Space, Word, Hex } kind;
+  enum Kind : uint8_t { Range, Categories, Space, Word, BareWord, Hex } kind;  // BareWord: \w outside [...]
   bool neg;
   char32_t lo, hi;
   uint32_t cats;  // bit k: utf8proc category k
@@ -24,7 +37,19 @@ struct CharClass {
   bool negated = false;
   std::vector<ClassItem> items;
 
-  bool has(char32_t c) const {
+  bool has(char32_t c) const { return contains(c) != negated; }
+
+  // Under (?i) a character is in the class when any character of its case-fold orbit is in the
+  // class before negation, as Oniguruma closes a class over case folding before negating it.
+  bool has_folded(char32_t c) const {
+    const char32_t f = fold(c);
+    bool in = contains(c) || contains(f);
+    for (char32_t o : folding_to(f)) in = in || contains(o);
+    return in != negated;
+  }
+
+ private:
+  bool contains(char32_t c) const {
     for (const ClassItem& it : items) {
       bool m = false;
       switch (it.kind) {
@@ -38,15 +63,18 @@ struct CharClass {
           m = uni::is_whitespace(c);
           break;
         case ClassItem::Word:
-          m = uni::is_word_char(c);
+          m = is_class_word(c);
+          break;
+        case ClassItem::BareWord:
+          m = is_word(c);
           break;
         case ClassItem::Hex:
           m = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
           break;
       }
-      if (m != it.neg) return !negated;
+      if (m != it.neg) return true;
     }
-    return negated;
+    return false;
   }
 };
 
@@ -76,8 +104,35 @@ NodeP node(Node::Kind k) {
   return n;
 }
 
-char32_t fold(char32_t c) { return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))); }
-char32_t upper(char32_t c) { return static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c))); }
+// Unicode simple case folding (CaseFolding.txt, statuses C and S), which Oniguruma applies
+// under (?i): s, S and U+017F fold together, as do k, K and the Kelvin sign U+212A, which
+// lower-casing alone does not join. utf8proc exposes full folding; where that is one code point
+// it is the simple folding too. Where it is several (U+00DF -> "ss"), the simple folding is
+// the lower-case mapping, except for U+0130, which has none and folds to itself.
+char32_t fold(char32_t c) {
+  utf8proc_int32_t out[4];
+  int boundary = 0;
+  const utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), out, 4,
+                                                     UTF8PROC_CASEFOLD, &boundary);
+  if (n == 1) return static_cast<char32_t>(out[0]);
+  if (c == 0x130) return c;
+  return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c)));
+}
+
+// The characters that fold to `f` other than f itself (f's case-fold orbit), for case-blind
+// class membership: [a-z] under (?i) takes U+017F and U+212A because s and k are in it. Case
+// mappings exist only below U+20000, so that is all the table scans, once.
+const std::vector<char32_t>& folding_to(char32_t f) {
+  static const std::unordered_map<char32_t, std::vector<char32_t>> inverse = [] {
+    std::unordered_map<char32_t, std::vector<char32_t>> m;
+    for (char32_t c = 0; c < 0x20000; ++c)
+      if (const char32_t f = fold(c); f != c) m[f].push_back(c);
+    return m;
+  }();
+  static const std::vector<char32_t> none;
+  const auto it = inverse.find(f);
+  return it == inverse.end() ? none : it->second;
+}
 
 }  // namespace
 
@@ -85,6 +140,7 @@ struct Regex::Program {
   std::vector<std::vector<Inst>> progs;  // progs[0]: the pattern; others: lookaround / atomic bodies
   std::vector<CharClass> classes;
   int n_marks = 0;
+  std::string name;  // "<where>: regex '<pattern>'", how errors start
 };
 
 namespace {
@@ -207,6 +263,8 @@ class Parser {
  public:
   Parser(std::string_view pattern, const std::string& where, Regex::Program& prog)
       : pattern_(pattern), where_(where), prog_(prog) {
+    // uni::decode trusts its input; a JSON parser hands valid UTF-8, a caller might not.
+    if (!uni::is_valid_utf8(pattern)) error("not valid UTF-8");
     for (size_t i = 0; i < pattern.size();) {
       size_t len;
       p_.push_back(uni::decode(pattern, i, &len));
@@ -282,6 +340,7 @@ class Parser {
   }
 
   NodeP quantified(NodeP a) {
+    int stacked = 0;
     while (!at_end()) {
       int min, max;
       const char32_t q = peek();
@@ -308,6 +367,8 @@ class Parser {
       }
       r->kids.push_back(std::move(a));
       a = std::move(r);
+      // Stacked quantifiers (a**?{2}...) nest too.
+      if (++stacked > kMaxDepth) error("more than " + std::to_string(kMaxDepth) + " quantifiers in a row");
     }
     return a;
   }
@@ -335,6 +396,13 @@ class Parser {
 
   NodeP group() {
     ++i_;  // '('
+    // Parsing, compiling and freeing recurse once per level: a bound keeps a hostile pattern
+    // from exhausting the stack (Oniguruma's own parse depth limit is 4096).
+    if (++depth_ > kMaxDepth) error("groups nested more than " + std::to_string(kMaxDepth) + " deep");
+    struct Leave {
+      int& d;
+      ~Leave() { --d; }
+    } leave{depth_};
     Node::Kind kind = Node::Cat;
     bool neg = false;
     if (!at_end() && peek() == '?') {
@@ -583,9 +651,14 @@ class Parser {
         char32_t cp;
         ClassItem item;
         if (escape(&cp, &item)) return literal(cp);
+        if (item.kind == ClassItem::Word) item.kind = ClassItem::BareWord;
         CharClass cls;
         cls.items.push_back(item);
-        return class_node(std::move(cls));
+        // Oniguruma closes bracket classes over case folding under (?i) ((?i)[\p{Lu}] takes
+        // lower-case letters), but not a bare escape: (?i)\p{Lu} stays upper-case only.
+        NodeP n = class_node(std::move(cls));
+        n->icase = false;
+        return n;
       }
       default:
         ++i_;
@@ -596,14 +669,18 @@ class Parser {
   std::string pattern_;
   const std::string& where_;
   Regex::Program& prog_;
+  static constexpr int kMaxDepth = 1000;
+
   std::u32string p_;
   size_t i_ = 0;
   bool icase_ = false;
+  int depth_ = 0;
 };
 
 class Compiler {
  public:
-  explicit Compiler(Regex::Program& prog) : prog_(prog) {}
+  // `error_prefix` is "<where>: regex '<pattern>'", as the parser's errors start.
+  Compiler(Regex::Program& prog, std::string error_prefix) : prog_(prog), error_prefix_(std::move(error_prefix)) {}
 
   int program(const Node& n) {
     const int idx = static_cast<int>(prog_.progs.size());
@@ -612,17 +689,23 @@ class Compiler {
     emit(n, code);
     code.push_back({Op::Match});
     prog_.progs[idx] = std::move(code);
-    if (prog_.progs[idx].size() > 200000) fail("regex too large once compiled");
     return idx;
   }
 
  private:
+  // Counted while emitting, over every program: counted repeats multiply (x{1000}{1000} is a
+  // million copies), so a check after the fact would come after the memory was gone.
+  static constexpr size_t kMaxNodes = 200000;
+
   void emit(const Node& n, std::vector<Inst>& out) {
+    if (++emitted_ > kMaxNodes)
+      fail(error_prefix_, ": too large once compiled (counted repeats expand it past ", kMaxNodes,
+           " nodes)");
     switch (n.kind) {
       case Node::Empty:
         break;
       case Node::Char:
-        out.push_back({Op::Char, n.icase, n.c});
+        out.push_back({Op::Char, n.icase, n.icase ? fold(n.c) : n.c});
         break;
       case Node::Any:
         out.push_back({Op::Any});
@@ -704,6 +787,8 @@ class Compiler {
   }
 
   Regex::Program& prog_;
+  std::string error_prefix_;
+  size_t emitted_ = 0;
 };
 
 // Backtracking execution over code points.
@@ -711,7 +796,11 @@ class Matcher {
  public:
   Matcher(const Regex::Program& prog, const std::u32string& s) : prog_(prog), s_(s), marks_(prog.n_marks, SIZE_MAX) {}
 
-  // The step budget of one match attempt (lookarounds inside it included).
+  // Each match attempt (lookarounds inside it included) may take kMaxSteps, as Oniguruma's
+  // retry-limit-in-match does; the whole search over a text of n code points gets
+  // kSearchSteps + kStepsPerChar * n, far above what real pre-tokenizer patterns take (tens of
+  // steps a character) but finite: a pattern that fails slowly at every start position would
+  // otherwise take n times the attempt limit.
   void start_attempt() { steps_ = 0; }
 
   // End of the match of program `p` anchored at `pos`, or -1.
@@ -726,12 +815,14 @@ class Matcher {
     int pc = 0;
     const size_t n = s_.size();
     while (true) {
-      if (++steps_ > kMaxSteps) fail("regex: backtracking limit exceeded (pattern too ambiguous for this input)");
+      if (++steps_ > kMaxSteps || ++search_steps_ > search_budget_)
+        fail(prog_.name, ": backtracking limit exceeded on a text of ", s_.size(),
+             " characters (the pattern is too ambiguous for this input)");
       const Inst& in = code[pc];
       bool ok = true;
       switch (in.op) {
         case Op::Char:
-          ok = pos < n && (s_[pos] == in.c || (in.icase && fold(s_[pos]) == fold(in.c)));
+          ok = pos < n && (in.icase ? fold(s_[pos]) == in.c : s_[pos] == in.c);  // in.c is folded under (?i)
           if (ok) ++pos, ++pc;
           break;
         case Op::Any:
@@ -740,7 +831,7 @@ class Matcher {
           break;
         case Op::Class: {
           const CharClass& cls = prog_.classes[in.x];
-          ok = pos < n && (cls.has(s_[pos]) || (in.icase && (cls.has(fold(s_[pos])) || cls.has(upper(s_[pos])))));
+          ok = pos < n && (in.icase ? cls.has_folded(s_[pos]) : cls.has(s_[pos]));
           if (ok) ++pos, ++pc;
           break;
         }
@@ -795,6 +886,7 @@ class Matcher {
 
  private:
   static constexpr size_t kMaxSteps = 10'000'000;
+  static constexpr size_t kSearchSteps = 100'000'000, kStepsPerChar = 10'000;
 
   bool check(int kind, size_t pos) const {
     const size_t n = s_.size();
@@ -810,8 +902,8 @@ class Matcher {
       case kEosNl:
         return pos == n || (pos + 1 == n && s_[pos] == '\n');
       default: {
-        const bool before = pos > 0 && uni::is_word_char(s_[pos - 1]);
-        const bool after = pos < n && uni::is_word_char(s_[pos]);
+        const bool before = pos > 0 && is_word(s_[pos - 1]);
+        const bool after = pos < n && is_word(s_[pos]);
         return (before != after) == (kind == kWordBoundary);
       }
     }
@@ -820,7 +912,8 @@ class Matcher {
   const Regex::Program& prog_;
   const std::u32string& s_;
   std::vector<size_t> marks_;
-  size_t steps_ = 0;
+  size_t steps_ = 0, search_steps_ = 0;
+  const size_t search_budget_ = kSearchSteps + kStepsPerChar * s_.size();
 };
 
 }  // namespace
@@ -828,7 +921,8 @@ class Matcher {
 Regex::Regex(std::string_view pattern, const std::string& where) : prog_(std::make_unique<Program>()) {
   Parser parser(pattern, where, *prog_);
   NodeP root = parser.parse();
-  Compiler(*prog_).program(*root);  // the first program compiled is progs[0], the pattern
+  prog_->name = cat(where, ": regex '", pattern, "'");
+  Compiler(*prog_, prog_->name).program(*root);  // the first program compiled is progs[0], the pattern
 }
 
 Regex::Regex(Regex&&) noexcept = default;
@@ -836,6 +930,8 @@ Regex& Regex::operator=(Regex&&) noexcept = default;
 Regex::~Regex() = default;
 
 void Regex::find_matches(std::string_view s, std::vector<Match>& out) const {
+  // The tokenizer repairs its input before this; decoding anything else would read past it.
+  if (!uni::is_valid_utf8(s)) fail(prog_->name, ": the text to search is not valid UTF-8");
   out.clear();
   if (s.empty()) {
     out.push_back({0, 0, false});

@@ -28,7 +28,7 @@ class Regex {
   Regex& operator=(Regex&&) noexcept;
   ~Regex();
 
-  // The matches of Oniguruma's find_iter (an empty match right after the previous match is
+  // `s` must be valid UTF-8 (else strata::Error). The matches of Oniguruma's find_iter (an empty match right after the previous match is
   // skipped) and the text between them, covering `s` (HF's Pattern::find_matches).
   void find_matches(std::string_view s, std::vector<Match>& out) const;
 
