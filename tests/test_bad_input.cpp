@@ -17,6 +17,7 @@
 #include "models/config.h"
 #include "models/pretrained.h"
 #include "test_util_fs.h"
+#include "tokenizers/tokenizer.h"
 #include "util/error.h"
 
 namespace strata {
@@ -83,6 +84,19 @@ TEST(BadInput, JsonNumberTooLargeForADoubleIsAnError) {
   const std::string lines = io::read_file(jsonl);  // the reader keeps a view of it
   expect_error([&] { data::JsonlReader r(lines, jsonl); data::JsonlRecord rec; r.next(rec); },
                {jsonl, "invalid JSON at line 1", "number overflow"});
+}
+
+// Found by fuzz/vocab_merges: a vocab.json id near INT32_MAX made the id -> token table that
+// large (an allocation of 28 GB). HF accepts sparse ids, so strata keeps them, in a map.
+TEST(BadInput, SparseVocabularyIdsCostNoTableOfTheirSize) {
+  const ScratchDir scratch;
+  test::write_text(scratch.path("vocab.json"), R"({"a": 0, "b": 1, "ab": 888888820})");
+  test::write_text(scratch.path("merges.txt"), "#version: 0.2\na b\n");
+  const tok::Tokenizer t = tok::Tokenizer::from_dir(scratch.path());
+  EXPECT_EQ(t.token_to_id("ab"), 888888820);
+  EXPECT_EQ(t.id_to_token(888888820), "ab");
+  EXPECT_EQ(t.id_to_token(1), "b");
+  EXPECT_EQ(t.id_to_token(888888819), std::nullopt);
 }
 
 TEST(BadInput, TensorShapeDisagreeingWithConfigNamesTensorAndBothShapes) {

@@ -11,11 +11,17 @@ using json_fields::get_string_or;
 using json_fields::require;
 
 ReverseVocab::ReverseVocab(const Vocab& vocab) {
+  const size_t dense_limit = 2 * vocab.size() + 1024;
   size_t n = 0;
-  for (const auto& [tok, id] : vocab) n = std::max(n, static_cast<size_t>(id) + 1);
+  for (const auto& [tok, id] : vocab)
+    if (static_cast<size_t>(id) < dense_limit) n = std::max(n, static_cast<size_t>(id) + 1);
   tokens_.resize(n);
   present_.assign(n, false);
   for (const auto& [tok, id] : vocab) {
+    if (static_cast<size_t>(id) >= n) {
+      sparse_[id] = tok;
+      continue;
+    }
     tokens_[static_cast<size_t>(id)] = tok;
     present_[static_cast<size_t>(id)] = true;
   }

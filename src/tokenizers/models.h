@@ -41,14 +41,19 @@ class ReverseVocab {
  public:
   explicit ReverseVocab(const Vocab& vocab);
   const std::string* find(int32_t id) const {
-    return id >= 0 && static_cast<size_t>(id) < tokens_.size() && present_[static_cast<size_t>(id)]
-               ? &tokens_[static_cast<size_t>(id)]
-               : nullptr;
+    if (id >= 0 && static_cast<size_t>(id) < tokens_.size())
+      return present_[static_cast<size_t>(id)] ? &tokens_[static_cast<size_t>(id)] : nullptr;
+    const auto it = sparse_.find(id);
+    return it == sparse_.end() ? nullptr : &it->second;
   }
 
  private:
+  // Ids are dense in real vocabularies, but HF accepts any non-negative ones: ids past
+  // twice the vocabulary's size live in a map, so one id near INT32_MAX costs one entry, not
+  // a table of 2^31 strings.
   std::vector<std::string> tokens_;
   std::vector<bool> present_;
+  std::unordered_map<int32_t, std::string> sparse_;
 };
 
 // A model over a string -> id vocabulary (WordPiece, BPE): owns it and answers the
