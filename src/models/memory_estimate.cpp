@@ -11,8 +11,7 @@ MemoryEstimate estimate_training_memory(const Model<float>& model, int B, int T,
           n * bytes * optimizer_states,
           acts.resident * bytes,
           model.scratch_values(B, T) * bytes,
-          acts.offloaded * bytes,
-          acts.inference * bytes};
+          acts.offloaded * bytes};
 }
 
 }  // namespace strata

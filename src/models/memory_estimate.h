@@ -11,8 +11,7 @@ namespace strata {
 
 struct MemoryEstimate {
   size_t parameters, gradients, optimizer_state, activations, scratch;
-  size_t offloaded;   // activations in the offload pool (file-backed, not resident)
-  size_t evaluation;  // what an inference pass adds to the resident activations (at B x T)
+  size_t offloaded;  // activations in the offload pool (file-backed, not resident)
   // Resident bytes at the peak of a training step.
   size_t total() const { return parameters + gradients + optimizer_state + activations + scratch; }
 };
