@@ -14,10 +14,13 @@
 #include "models/batch_json.h"
 #include "io/files.h"
 #include "io/safetensors.h"
+#include "jobs/job_spec.h"
 #include "models/config.h"
 #include "models/pretrained.h"
+#include "study/study_spec.h"
 #include "test_util_fs.h"
 #include "tokenizers/tokenizer.h"
+#include "train/training_args.h"
 #include "util/error.h"
 
 namespace strata {
@@ -97,6 +100,23 @@ TEST(BadInput, SparseVocabularyIdsCostNoTableOfTheirSize) {
   EXPECT_EQ(t.id_to_token(888888820), "ab");
   EXPECT_EQ(t.id_to_token(1), "b");
   EXPECT_EQ(t.id_to_token(888888819), std::nullopt);
+}
+
+// Found by fuzz/job_spec: YAML lets a key be a list or a mapping ("? [a, b]: 1"), and
+// yaml-cpp's own exception escaped the readers, naming no file. Each reader names the line.
+TEST(BadInput, AKeyThatIsAListOrMappingNamesItsLine) {
+  expect_error([] { jobs::parse_job_spec("instance_type: local.c2\n? [a, b]\n: 1\n", "job.yaml"); },
+               {"job.yaml line 2", "a key must be a plain name, not a list"});
+  expect_error([] { jobs::parse_job_spec("environment:\n  ? {a: 1}\n  : x\n", "job.yaml"); },
+               {"job.yaml line 2", "not a mapping"});
+  expect_error([] { parse_training_arguments("learning_rate: 1.0e-4\n? [lr]\n: 2\n", "train.yaml"); },
+               {"train.yaml line 2", "not a list"});
+  expect_error([] { parse_training_arguments("distribution:\n  ? [mpi]\n  : {enabled: true}\n", "train.yaml"); },
+               {"train.yaml line 2", "not a list"});
+  expect_error([] { parse_training_arguments("deepspeed:\n  zero_optimization:\n    ? [stage]\n    : 2\n", "train.yaml"); },
+               {"train.yaml line 3", "not a list"});
+  expect_error([] { study::parse_study_spec("study: s\njob: job.yaml\noutput_dir: o\nbudget: {samples: 8}\ngrid:\n  ? [instance_count]\n  : [1, 2]\n", "study.yaml"); },
+               {"study.yaml line 6", "not a list"});
 }
 
 TEST(BadInput, TensorShapeDisagreeingWithConfigNamesTensorAndBothShapes) {

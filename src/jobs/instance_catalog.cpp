@@ -5,6 +5,7 @@
 #include "io/files.h"
 #include "util/error.h"
 #include "util/nearest_name.h"
+#include "util/yaml_key.h"
 
 namespace strata::jobs {
 
@@ -37,11 +38,11 @@ InstanceCatalog InstanceCatalog::parse(const std::string& text, const std::strin
   c.source_ = source;
   for (const auto& kv : root) {
     InstanceType t;
-    t.name = kv.first.as<std::string>();
+    t.name = yaml_key(kv.first, source);
     const std::string at = cat(source, " line ", kv.first.Mark().line + 1, ": ", t.name);
     if (!kv.second.IsMap()) fail(at, ": expected a mapping of ", kFields.size(), " fields");
     for (const auto& f : kv.second) {
-      const std::string key = f.first.as<std::string>();
+      const std::string key = yaml_key(f.first, source);
       const std::string where = cat(at, ".", key);
       if (key == "cores") t.cores = static_cast<int>(number(f.second, where));
       else if (key == "gpus") t.gpus = static_cast<int>(number(f.second, where));

@@ -10,6 +10,7 @@
 #include "train/training_args.h"
 #include "util/error.h"
 #include "util/nearest_name.h"
+#include "util/yaml_key.h"
 
 namespace strata::jobs {
 
@@ -36,12 +37,13 @@ std::string emit(const YAML::Node& n) { return YAML::Dump(n) + "\n"; }
 
 // name: scalar pairs. as_yaml: keep each value as YAML text (quoted where needed), so that a
 // hyperparameter "a: b" stays one string when it is parsed again.
-NameValues name_values(const YAML::Node& v, const std::string& where, const char* key, bool as_yaml) {
+NameValues name_values(const YAML::Node& v, const std::string& source, const std::string& where, const char* key,
+                       bool as_yaml) {
   if (v.IsNull()) return {};
   if (!v.IsMap()) fail(where, ": ", key, " expects a mapping of name: value");
   NameValues out;
   for (const auto& kv : v) {
-    const std::string name = kv.first.as<std::string>();
+    const std::string name = yaml_key(kv.first, source);
     const std::string text = scalar_text(kv.second, cat(where, ": ", key, ".", name), "the value");
     out.emplace_back(name, as_yaml ? YAML::Dump(kv.second) : text);
   }
@@ -94,7 +96,7 @@ JobSpec parse_job_spec(const std::string& text, const std::string& source) {
          if (!v.IsScalar() || !YAML::convert<int>::decode(v, s.instance_count) || s.instance_count < 1)
            fail(w, ": instance_count expects an integer >= 1");
        }},
-      {"hyperparameters", [&](const YAML::Node& v, const std::string& w) { s.hyperparameters = name_values(v, w, "hyperparameters", true); }},
+      {"hyperparameters", [&](const YAML::Node& v, const std::string& w) { s.hyperparameters = name_values(v, source, w, "hyperparameters", true); }},
       {"distribution",
        [&](const YAML::Node& v, const std::string& w) {
          if (!v.IsMap()) fail(w, ": distribution expects a mapping, e.g. {dataparallel: {enabled: true}}");
@@ -110,7 +112,7 @@ JobSpec parse_job_spec(const std::string& text, const std::string& source) {
        }},
       {"max_run", secs(s.max_run, "max_run")},
       {"max_wait", secs(s.max_wait, "max_wait")},
-      {"environment", [&](const YAML::Node& v, const std::string& w) { s.environment = name_values(v, w, "environment", false); }},
+      {"environment", [&](const YAML::Node& v, const std::string& w) { s.environment = name_values(v, source, w, "environment", false); }},
       {"training_config",
        [&](const YAML::Node& v, const std::string& w) {
          if (v.IsMap()) {
@@ -144,12 +146,12 @@ JobSpec parse_job_spec(const std::string& text, const std::string& source) {
   for (const auto& h : handlers) names.push_back(h.first);
   names.push_back("checkpoint_s3_uri");
   for (const auto& kv : root) {
-    std::string key = kv.first.as<std::string>();
+    std::string key = yaml_key(kv.first, source);
     const std::string where = r.where(kv.first);
     if (key == "checkpoint_s3_uri") key = "checkpoint_uri";  // the Estimator's spelling
     const auto h = std::find_if(handlers.begin(), handlers.end(), [&](const auto& e) { return e.first == key; });
     if (h == handlers.end())
-      fail(where, ": unknown job option '", kv.first.as<std::string>(), "'", did_you_mean(kv.first.as<std::string>(), names),
+      fail(where, ": unknown job option '", kv.first.Scalar(), "'", did_you_mean(kv.first.Scalar(), names),
            " (docs/jobs.md lists them)");
     if (seen_line.count(key))
       fail(where, ": ", key, " is already set at line ", seen_line[key],

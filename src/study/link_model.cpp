@@ -5,6 +5,7 @@
 #include "io/files.h"
 #include "util/error.h"
 #include "util/nearest_name.h"
+#include "util/yaml_key.h"
 
 namespace strata::study {
 
@@ -48,7 +49,7 @@ std::vector<LinkModel> load_links(const std::string& path) {
   if (!root.IsMap()) fail(path, ": expected a mapping of link name -> its figures");
   std::vector<LinkModel> links;
   for (const auto& kv : root) {
-    const std::string name = kv.first.Scalar();
+    const std::string name = yaml_key(kv.first, path);
     const std::string at = cat(path, " line ", kv.first.Mark().line + 1, ": link ", name);
     const YAML::Node& v = kv.second;
     if (!v.IsMap()) fail(at, ": expected {ranks, points, source} or {latency_us, bandwidth_gbit, source}");

@@ -10,6 +10,7 @@
 #include "io/files.h"
 #include "util/error.h"
 #include "util/nearest_name.h"
+#include "util/yaml_key.h"
 
 namespace strata::study {
 
@@ -63,7 +64,7 @@ std::string axis_value(Axis a, const YAML::Node& v, const std::string& where) {
 std::vector<CellValues> cross(const YAML::Node& grid, const std::string& source) {
   std::vector<std::pair<Axis, std::vector<std::string>>> axes;
   for (const auto& kv : grid) {
-    const std::string key = kv.first.Scalar();
+    const std::string key = yaml_key(kv.first, source);
     const std::string where = line_of(kv.first, source);
     const auto& names = axis_names();
     const auto it = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.second == key; });
@@ -178,7 +179,7 @@ StudySpec parse_study_spec(const std::string& text, const std::string& source) {
        }},
   };
   for (const auto& kv : root) {
-    const std::string key = kv.first.Scalar();
+    const std::string key = yaml_key(kv.first, source);
     const std::string where = line_of(kv.first, source);
     const auto it = std::find_if(handlers.begin(), handlers.end(), [&](const auto& h) { return h.first == key; });
     if (it == handlers.end()) {

@@ -11,6 +11,7 @@
 #include "io/files.h"
 #include "util/error.h"
 #include "util/nearest_name.h"
+#include "util/yaml_key.h"
 
 namespace strata {
 
@@ -47,8 +48,6 @@ constexpr const char* kUnsupported[] = {
     "prescaled_batch", "skip_tracing", "contiguous", "horovod", "ddp_port", "ddp_dist_backend",
     "sharded_data_parallel_degree", "delayed_parameter_initialization", "activation_loading_horizon",
     "tensor_parallel_seed", "predefined_hooks", "checkpoint_attentions"};
-
-std::string key_of(const YAML::const_iterator::value_type& kv) { return kv.first.as<std::string>(); }
 
 // "job.yaml line 7": where a key is, for errors (`src` names the file).
 std::string line_of(const YAML::Node& key_node, const std::string& src) {
@@ -101,7 +100,7 @@ void read_parameters(TrainingArguments& a, const YAML::Node& params, const std::
   for (const Parameter& p : kParameters) known.emplace_back(p.key);
   std::string degree_key;  // partitions or pipeline_parallel_degree, whichever came first
   for (const auto& kv : params) {
-    const std::string key = key_of(kv), at = line_of(kv.first, where), full = path + "." + key;
+    const std::string key = yaml_key(kv.first, where), at = line_of(kv.first, where), full = path + "." + key;
     if (std::find(std::begin(kUnsupported), std::end(kUnsupported), key) != std::end(kUnsupported))
       fail(at, ": ", full, " is an option of SageMaker's model-parallel library that strata does not implement "
            "(docs/parallelism.md lists the ones it does)");
@@ -129,7 +128,7 @@ void read_modelparallel(TrainingArguments& a, const YAML::Node& mp, const std::s
   bool has_enabled = false;
   TrainingArguments staged = a;  // the parameters apply only when enabled
   for (const auto& kv : mp) {
-    const std::string key = key_of(kv), at = line_of(kv.first, where);
+    const std::string key = yaml_key(kv.first, where), at = line_of(kv.first, where);
     if (key == "enabled") {
       enabled = read_bool(kv.second, path + ".enabled", at);
       has_enabled = true;
@@ -146,7 +145,7 @@ void read_modelparallel(TrainingArguments& a, const YAML::Node& mp, const std::s
 void read_mpi(TrainingArguments& a, const YAML::Node& mpi, const std::string& where, bool& enabled) {
   require_map(mpi, "distribution.mpi", "{enabled: true, processes_per_host: 8}", where);
   for (const auto& kv : mpi) {
-    const std::string key = key_of(kv), at = line_of(kv.first, where);
+    const std::string key = yaml_key(kv.first, where), at = line_of(kv.first, where);
     if (key == "enabled") {
       enabled = read_bool(kv.second, "distribution.mpi.enabled", at);
     } else if (key == "processes_per_host") {
@@ -164,7 +163,7 @@ void read_mpi(TrainingArguments& a, const YAML::Node& mpi, const std::string& wh
 void read_dataparallel(TrainingArguments& a, const YAML::Node& dp, const std::string& path, const std::string& where) {
   require_map(dp, path, "{enabled: true}", where);
   for (const auto& kv : dp) {
-    const std::string key = key_of(kv), at = line_of(kv.first, where);
+    const std::string key = yaml_key(kv.first, where), at = line_of(kv.first, where);
     if (key != "enabled") unknown(path, key, {"enabled"}, at);
     a.dataparallel_enabled = read_bool(kv.second, path + ".enabled", at);
   }
@@ -189,12 +188,12 @@ void read_distribution(TrainingArguments& a, const YAML::Node& d, const std::str
     return true;
   };
   for (const auto& kv : d) {
-    const std::string key = key_of(kv), at = line_of(kv.first, where);
+    const std::string key = yaml_key(kv.first, where), at = line_of(kv.first, where);
     if (read_library(key, kv.second, "distribution." + key)) continue;
     if (key == "smdistributed") {
       require_map(kv.second, "distribution.smdistributed", "{modelparallel: {enabled: true}}", at);
       for (const auto& lib : kv.second) {
-        const std::string name = key_of(lib);
+        const std::string name = yaml_key(lib.first, where);
         if (!read_library(name, lib.second, "distribution.smdistributed." + name))
           unknown("distribution.smdistributed", name, {"modelparallel", "dataparallel"}, line_of(lib.first, where));
       }
@@ -226,14 +225,14 @@ void read_deepspeed(TrainingArguments& a, const YAML::Node& node, const std::str
   }
   require_map(ds, "deepspeed", "{zero_optimization: {stage: 2}}, or the path of a DeepSpeed JSON config", at);
   for (const auto& kv : ds) {
-    const std::string key = key_of(kv), key_at = line_of(kv.first, at);
+    const std::string key = yaml_key(kv.first, at), key_at = line_of(kv.first, at);
     if (key != "zero_optimization")
       fail(key_at, ": deepspeed.", key, did_you_mean(key, {"zero_optimization"}),
            ": strata reads only zero_optimization.stage from a DeepSpeed config; set batch sizes, clipping, the "
            "optimizer and its schedule with the TrainingArguments options");
     require_map(kv.second, "deepspeed.zero_optimization", "{stage: 2}", key_at);
     for (const auto& z : kv.second) {
-      const std::string zkey = key_of(z), z_at = line_of(z.first, at);
+      const std::string zkey = yaml_key(z.first, at), z_at = line_of(z.first, at);
       if (zkey != "stage")
         fail(z_at, ": deepspeed.zero_optimization.", zkey, did_you_mean(zkey, {"stage"}),
              ": strata reads only the stage (its buckets are ddp_bucket_cap_mb, and reduction always overlaps backward)");

@@ -20,6 +20,7 @@
 #include "train/training_args_help.h"
 #include "util/error.h"
 #include "util/nearest_name.h"
+#include "util/yaml_key.h"
 
 namespace strata {
 
@@ -101,7 +102,7 @@ std::vector<int> int_list(const YAML::Node& v, const std::function<void(const ch
   std::vector<int> xs;
   if (!v.IsNull() && !v.IsSequence()) bad("a list of integers, e.g. [4, 4]");
   for (const auto& item : v) {
-    long long x;
+    long long x = 0;
     if (!item.IsScalar() || !YAML::convert<long long>::decode(item, x) || x < INT32_MIN || x > INT32_MAX)
       bad("a list of integers, e.g. [4, 4]");
     xs.push_back(static_cast<int>(x));
@@ -327,7 +328,7 @@ TrainingArguments parse_training_arguments_with(const std::string& text, const s
   if (!root.IsMap() && !root.IsNull()) fail(src, ": expected a YAML mapping of option: value");
   TrainingArguments a;
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = yaml_key(kv.first, src);
     if (key == "distribution") {
       read_distribution(a, kv.second, src);
     } else if (key == "deepspeed") {

@@ -45,9 +45,10 @@ run_pair() {  # name, instance_count, steps, batch per rank
   # the reference's training time (times SCALE), so that the 3 interruptions come before the
   # job ends. Under heavy load an attempt's start-up can run much faster than the reference's
   # did and the last interruption then lands after the job finished (the attempt ends 0, as
-  # it should): the job is run again with the times scaled down, at most twice, and says so.
+  # it should): the job is run again with the times halved, at most four times, and says so
+  # (an interruption too early is harmless: it kills the ranks while they start).
   local scale try kind
-  for try in 1 2 3; do
+  for try in 1 2 3 4 5; do
     scale=$(python3 -c "print(0.5 ** ($try - 1))")
     TIMES=$(python3 - "$WORK/$name/jobs/reference" "$SEED" "$scale" <<'PY'
 import json, random, sys
