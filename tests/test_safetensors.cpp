@@ -9,6 +9,9 @@
 #include <fstream>
 #include <limits>
 #include <numbers>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "io/files.h"
 #include "util/error.h"
@@ -17,6 +20,7 @@ namespace strata::io {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 // A fresh directory per test, removed afterwards, so tests never see each other's files.
 class SafetensorsTest : public ::testing::Test {
@@ -451,6 +455,24 @@ TEST_F(SafetensorsTest, WeightMapNamesTensorAbsentFromShard) {
   EXPECT_CONTAINS(msg, "model.safetensors.index.json");
   EXPECT_CONTAINS(msg, "tensor 'ghost'");
   EXPECT_CONTAINS(msg, "model-00002-of-00002.safetensors, which has no such tensor");
+}
+
+// An index from the Hub names its shards; one that points outside the model directory (a
+// parent directory, an absolute path) is refused, even where that file exists.
+TEST_F(SafetensorsTest, ShardOutsideTheModelDirectoryIsRefused) {
+  const std::vector<float> a = {1, 2}, b = {3, 4};
+  const std::vector<double> c = {5, 6, 7};
+  write_sharded(dir_.string(), a, b, c);
+  const fs::path outside = dir_.parent_path() / (dir_.filename().string() + "-outside.safetensors");
+  fs::copy_file(dir_ / "model-00001-of-00002.safetensors", outside, fs::copy_options::overwrite_existing);
+  for (const std::string& shard : {"../" + outside.filename().string(), outside.string(), std::string()}) {
+    write_file_atomic(path("model.safetensors.index.json"),
+                      json{{"weight_map", {{"layer.0.a", shard}}}}.dump());
+    const std::string msg = error_of([&] { SafetensorsSet s(dir_.string()); });
+    EXPECT_CONTAINS(msg, "model.safetensors.index.json: weight_map entry 'layer.0.a' names shard '" + shard + "'");
+    EXPECT_CONTAINS(msg, "a shard must be a file inside the model directory");
+  }
+  fs::remove(outside);
 }
 
 TEST_F(SafetensorsTest, NoModelFileInDirectory) {

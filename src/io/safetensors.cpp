@@ -306,6 +306,13 @@ SafetensorsSet::SafetensorsSet(const std::string& dir) {
     if (!shard_json.is_string())
       fail(ipath, ": weight_map entry '", name, "' must name a shard file, found ", shard_json.dump());
     const std::string shard = shard_json.get<std::string>();
+    // A shard lives in the model's directory: an index from the Hub must not make strata read
+    // (or, on save, reason about) files elsewhere.
+    const std::filesystem::path rel(shard);
+    const bool climbs = std::any_of(rel.begin(), rel.end(), [](const std::filesystem::path& c) { return c == ".."; });
+    if (shard.empty() || rel.is_absolute() || climbs)
+      fail(ipath, ": weight_map entry '", name, "' names shard '", shard,
+           "'; a shard must be a file inside the model directory (e.g. model-00001-of-00002.safetensors)");
     auto it = shards.find(shard);
     if (it == shards.end()) {
       const std::filesystem::path shard_path = root / shard;
