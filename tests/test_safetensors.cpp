@@ -493,6 +493,17 @@ TEST_F(SafetensorsTest, ReadJsonReportsLineAndColumn) {
   EXPECT_EQ(msg.find("[json.exception"), std::string::npos);
 }
 
+// The training log grows a line at a time; a full disk must stop the run with the file named,
+// not lose lines silently (/dev/full fails every write with ENOSPC).
+TEST_F(SafetensorsTest, AppendToAFullDiskNamesTheFile) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  const std::string msg = error_of([&] { append_to_file("/dev/full", "{\"loss\": 1.0}\n"); });
+  EXPECT_CONTAINS(msg, "/dev/full: write to /dev/full failed after 0 of 14 bytes: No space left on device");
+  append_to_file(path("log.jsonl"), "a\n");
+  append_to_file(path("log.jsonl"), "b\n");
+  EXPECT_EQ(read_file(path("log.jsonl")), "a\nb\n");
+}
+
 TEST_F(SafetensorsTest, ReadFileOfMissingPathNamesIt) {
   const std::string msg = error_of([&] { read_file(path("nope.txt")); });
   EXPECT_CONTAINS(msg, "nope.txt: cannot open");

@@ -33,6 +33,27 @@ std::string space_hint(const std::string& path, int err, uint64_t needed, uint64
   return out;
 }
 
+// Writes the parts in order to FD (open on `path`, which becomes `target`). A failure names
+// the target, how far it got and, when the file system is full, the bytes the whole write
+// needs against those free.
+void write_all(int fd, std::span<const std::string_view> parts, const std::string& target, const std::string& path) {
+  uint64_t total = 0, written = 0;
+  for (std::string_view part : parts) total += part.size();
+  for (std::string_view bytes : parts) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        fail(target, ": write to ", path, " failed after ", written, " of ", total, " bytes: ", std::strerror(err),
+             space_hint(path, err, total, written));
+      }
+      bytes.remove_prefix(static_cast<size_t>(n));
+      written += static_cast<uint64_t>(n);
+    }
+  }
+}
+
 // Owns the temporary file of one atomic write: unless commit() ran, the destructor closes
 // and deletes it, so a failed or interrupted write never leaves debris beside PATH.
 class TempFile {
@@ -51,25 +72,7 @@ class TempFile {
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
 
-  // Writes the parts in order. A failure names the file, how far it got and, when the file
-  // system is full, the bytes the whole file needs against those free.
-  void write(std::span<const std::string_view> parts) {
-    uint64_t total = 0, written = 0;
-    for (std::string_view part : parts) total += part.size();
-    for (std::string_view bytes : parts) {
-      while (!bytes.empty()) {
-        const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-          const int err = errno;
-          fail(target_, ": write to ", path_, " failed after ", written, " of ", total, " bytes: ",
-               std::strerror(err), space_hint(path_, err, total, written));
-        }
-        bytes.remove_prefix(static_cast<size_t>(n));
-        written += static_cast<uint64_t>(n);
-      }
-    }
-  }
+  void write(std::span<const std::string_view> parts) { write_all(fd_, parts, target_, path_); }
 
   // Makes the content durable before it becomes visible under the target name; otherwise a
   // crash right after the rename could leave an empty or partial file at PATH.
@@ -135,6 +138,18 @@ void write_file_atomic(const std::string& path, std::span<const std::string_view
 
 void write_file_atomic(const std::string& path, std::string_view content) {
   write_file_atomic(path, std::span<const std::string_view>(&content, 1));
+}
+
+void append_to_file(const std::string& path, std::string_view text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0) fail(path, ": cannot open to append: ", errno_text());
+  try {
+    write_all(fd, std::span<const std::string_view>(&text, 1), path, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) fail(path, ": close failed: ", errno_text());
 }
 
 std::string read_file(const std::string& path) {

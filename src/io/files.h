@@ -15,6 +15,10 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // from where they live instead of being copied into one string first.
 void write_file_atomic(const std::string& path, std::span<const std::string_view> parts);
 
+// Appends text to PATH (created if missing), for logs that grow line by line. A failed write
+// (a full disk) is a strata::Error naming the file and the bytes; the line may be left torn.
+void append_to_file(const std::string& path, std::string_view text);
+
 std::string read_file(const std::string& path);  // throws strata::Error naming the path
 
 // Parses a JSON file; errors read "<path>: invalid JSON at line L, column C: <reason>".

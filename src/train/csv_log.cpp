@@ -1,9 +1,6 @@
 #include "train/csv_log.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 
 #include "io/files.h"
 #include "util/error.h"
@@ -41,7 +38,8 @@ std::string CsvLog::row(const nlohmann::json& entry) const {
     const auto it = entry.find(columns_[i]);
     if (it != entry.end()) line += cell(*it);
   }
-  return line + "\n";
+  line += '\n';
+  return line;
 }
 
 void CsvLog::write(const nlohmann::json& entry, const std::vector<nlohmann::json>& history) {
@@ -50,16 +48,17 @@ void CsvLog::write(const nlohmann::json& entry, const std::vector<nlohmann::json
     // fixes each column's place, so the order is the same on every rewrite.
     for (const nlohmann::json& e : history) add_columns(e);
     std::string text;
-    for (size_t i = 0; i < columns_.size(); ++i) text += (i ? "," : "") + csv_field(columns_[i]);
+    for (size_t i = 0; i < columns_.size(); ++i) {
+      if (i) text += ',';
+      text += csv_field(columns_[i]);
+    }
     text += "\n";
     for (const nlohmann::json& e : history) text += row(e);
     io::write_file_atomic(path_, text);
     written_ = true;
     return;
   }
-  std::ofstream out(path_, std::ios::app | std::ios::binary);
-  out << row(entry);
-  if (!out.flush()) fail(path_, ": cannot append a row: ", std::strerror(errno));
+  io::append_to_file(path_, row(entry));
 }
 
 }  // namespace strata

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "io/files.h"
 #include "models/batch_checks.h"
@@ -104,7 +103,7 @@ void Trainer::log(nlohmann::json entry) {
   if (args_.include_num_input_tokens_seen) entry["num_input_tokens_seen"] = state_.num_input_tokens_seen;
   state_.log_history.push_back(entry);  // every rank keeps it: any rank's state can resume
   if (!is_main_process()) return;
-  std::ofstream(log_path(), std::ios::app) << entry.dump() << "\n";
+  io::append_to_file(log_path(), entry.dump() + "\n");
   if (!reporters_) reporters_ = make_log_reporters(args_, fs::path(log_path()).parent_path().string());
   for (const auto& r : *reporters_) r->log(entry, state_.log_history);
   progress_message(entry.dump());
@@ -134,8 +133,9 @@ void Trainer::resume_from(const std::string& dir) {
   if (args_.ignore_data_skip) state_.batch_in_epoch = 0;
   if (!is_main_process()) return;
   // The log on disk may run past the checkpoint (the run was interrupted later): rewrite it.
-  std::ofstream out(log_path(), std::ios::trunc);
-  for (const auto& e : state_.log_history) out << e.dump() << "\n";
+  std::string text;
+  for (const auto& e : state_.log_history) text += e.dump() + "\n";
+  io::write_file_atomic(log_path(), text);
   progress_message(cat("resumed from ", dir, " at step ", state_.global_step, " (epoch ", state_.epoch, ", batch ",
                        state_.batch_in_epoch, ")"));
 }
@@ -154,7 +154,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   if (!a.resume_from_checkpoint.empty()) {
     resume_from(resolve_checkpoint(a.resume_from_checkpoint));
   } else if (is_main_process()) {
-    std::ofstream(log_path(), std::ios::trunc);
+    io::write_file_atomic(log_path(), "");
   }
   state_.max_steps = max_steps;
   // As HF's Trainer fills its TrainerState at the start of training.
