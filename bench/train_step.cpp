@@ -5,6 +5,10 @@
 // Prints one table.
 //
 //   bench_train_step [--threads 2] [--steps 5] [--warmup 1] [--only NAME|FAMILY] [--json FILE]
+//                    [--gemm-threading library|tiles]
+//
+// --gemm-threading: library (strata train's default: oneDNN threads each product) or tiles
+// (full_determinism: fixed single-threaded tiles); the ceiling is measured the same way.
 //
 // FLOPs per step (hf-oracle's hf_throughput.py count_flops, so figures compare):
 //   brief   = 6 * N_nonemb * B*T + 12 * L * H * T^2 * B
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "kernels/gemm_threading.h"
 #include "kernels/ops.h"
 #include "models/registry.h"
 #include "train/optimizer.h"
@@ -191,7 +196,7 @@ GemmResult measure_gemm() {
 
 int main(int argc, char** argv) {
   int threads = 2, steps = 5, warmup = 1;
-  std::string only, json_path;
+  std::string only, json_path, gemm_threading = "library";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -206,11 +211,23 @@ int main(int argc, char** argv) {
     else if (a == "--warmup") warmup = std::stoi(next());
     else if (a == "--only") only = next();
     else if (a == "--json") json_path = next();
+    else if (a == "--gemm-threading") gemm_threading = next();
     else {
-      std::fprintf(stderr, "usage: bench_train_step [--threads N] [--steps N] [--warmup N] [--only NAME|FAMILY] [--json FILE]\n");
+      std::fprintf(stderr, "usage: bench_train_step [--threads N] [--steps N] [--warmup N] [--only NAME|FAMILY] [--json FILE] "
+                           "[--gemm-threading library|tiles]\n");
       return 2;
     }
   }
+  if (gemm_threading != "library" && gemm_threading != "tiles") {
+    std::fprintf(stderr, "--gemm-threading %s: expected library or tiles\n", gemm_threading.c_str());
+    return 2;
+  }
+  const kernels::GemmThreading mode =
+      gemm_threading == "tiles" ? kernels::GemmThreading::FixedTiles : kernels::GemmThreading::Library;
+  auto set_threads = [&] {
+    kernels::set_num_threads(threads);
+    kernels::set_gemm_threading(mode);
+  };
   auto selected = [&](const Config& c) { return only.empty() || only == c.name || only == c.family; };
   if (std::none_of(std::begin(kConfigs), std::end(kConfigs), selected)) {
     std::fprintf(stderr, "--only %s: no such configuration or family; the configurations (family) are:", only.c_str());
@@ -218,11 +235,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "\n");
     return 2;
   }
-  std::printf("strata training-step benchmark | %s | %d threads | median of %d steps after %d warm-up\n",
-              machine().c_str(), threads, steps, warmup);
+  std::printf("strata training-step benchmark | %s | %d threads, GEMM threading %s | median of %d steps after %d "
+              "warm-up\n", machine().c_str(), threads, gemm_threading.c_str(), steps, warmup);
   GemmResult gemm{};
   double rss = 0;
-  if (!run_in_child([&] { kernels::set_num_threads(threads); return measure_gemm(); }, &gemm, &rss)) {
+  if (!run_in_child([&] { set_threads(); return measure_gemm(); }, &gemm, &rss)) {
     std::fprintf(stderr, "GEMM measurement failed\n");
     return 1;
   }
@@ -233,11 +250,12 @@ int main(int argc, char** argv) {
 
   std::printf("\n%-22s %10s %22s %10s %10s %9s %10s %9s %8s %9s\n", "config", "ms/step", "fwd/bwd/AdamW ms",
               "samples/s", "tokens/s", "GFLOP", "GFLOP/s", "x ceiling", "RSS MiB", "loss");
-  nlohmann::json out = {{"machine", machine()}, {"threads", threads}, {"gemm_ceiling_gflops", ceiling}};
+  nlohmann::json out = {{"machine", machine()}, {"threads", threads}, {"gemm_threading", gemm_threading},
+                        {"gemm_ceiling_gflops", ceiling}};
   for (const Config& c : kConfigs) {
     if (!selected(c)) continue;
     Result r{};
-    if (!run_in_child([&] { kernels::set_num_threads(threads); return run_config(c, steps, warmup); }, &r,
+    if (!run_in_child([&] { set_threads(); return run_config(c, steps, warmup); }, &r,
                       &r.peak_rss_mib)) {
       std::fprintf(stderr, "%s: the benchmark child failed\n", c.name);
       return 1;

@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/gemm_threading.h"
 #include "kernels/ops.h"
 #include "reference_ops.h"
 
@@ -1275,6 +1276,35 @@ TEST(Kernels, GemmIsBitIdenticalAcrossThreadCounts) {
         return bytes_of(C);
       });
     }
+  }
+}
+
+// The default of `strata train` (docs/numerics.md): oneDNN threads each product itself. Not
+// bit-identical across thread counts, but the same bits run after run at one thread count, and
+// the same values as the fixed tiles up to rounding.
+TEST(Kernels, LibraryThreadedGemmRepeatsAtAFixedThreadCount) {
+  ThreadCountGuard guard;
+  struct ModeGuard {
+    ~ModeGuard() { k::set_gemm_threading(k::GemmThreading::FixedTiles); }
+  } mode_guard;
+  std::mt19937_64 rng(41);
+  const int M = 512, N = 384, K = 768;
+  const auto A = to<float>(random_vec(rng, M * K)), B = to<float>(random_vec(rng, K * N));
+  k::set_num_threads(2);
+  for (bool trans_a : {false, true}) {
+    SCOPED_TRACE(testing::Message() << "trans_a=" << trans_a);
+    auto product = [&](k::GemmThreading mode) {
+      k::set_gemm_threading(mode);
+      std::vector<float> C(M * N, 1.0f);
+      k::gemm<float>(trans_a, false, M, N, K, 1.0f, A.data(), trans_a ? M : K, B.data(), N, 0.5f, C.data(), N);
+      return C;
+    };
+    const std::vector<float> first = product(k::GemmThreading::Library);
+    for (int repeat = 0; repeat < 3; ++repeat)
+      EXPECT_EQ(bytes_of(product(k::GemmThreading::Library)), bytes_of(first)) << "repeat " << repeat;
+    const std::vector<float> tiles = product(k::GemmThreading::FixedTiles);
+    for (size_t i = 0; i < tiles.size(); ++i)
+      ASSERT_NEAR(first[i], tiles[i], 1e-4f * (1.0f + std::fabs(tiles[i]))) << "element " << i;
   }
 }
 

@@ -21,6 +21,7 @@
 #include "dist/process_groups.h"
 #include "io/file_fingerprint.h"
 #include "io/files.h"
+#include "kernels/gemm_threading.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
@@ -107,6 +108,9 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& world, dis
   kernels::set_num_threads(a.num_threads > 0 ? a.num_threads
                                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
                                                                layout.local_world_size));
+  // Matrix products threaded by oneDNN, unless every thread count must give the same bits.
+  kernels::set_gemm_threading(a.full_determinism ? kernels::GemmThreading::FixedTiles
+                                                 : kernels::GemmThreading::Library);
   if (world.size() > 1) dist::check_same_on_all_ranks(world, fingerprint(a), "configuration or model files");
   ModelConfig cfg = model_config(a);
   // Tensor parallelism: this rank builds (and loads, or initialises) its slices only.

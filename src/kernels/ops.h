@@ -5,8 +5,8 @@
 //   F = FFN width, V = vocabulary / classes.
 // Accumulation contract (as in llm.c): a backward op WRITES its input gradient (=) and ADDS
 // into parameter gradients (+=), unless a comment says otherwise. Every op is deterministic
-// and gives bit-identical results for any thread count: reductions over rows run in a fixed
-// order, parallel work is split only along independent outputs.
+// and bit-identical for any thread count (fp32 gemm: unless kernels/gemm_threading.h says
+// Library): reductions over rows run in a fixed order, work splits along independent outputs.
 #pragma once
 #include <cstddef>
 #include <cstdint>

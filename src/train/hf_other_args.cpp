@@ -47,7 +47,6 @@ constexpr HfOtherArg kArgs[] = {
     {"use_liger_kernel", Kind::Ignored, "", nullptr},
     {"auto_find_batch_size", Kind::Ignored, "", nullptr},
     {"skip_memory_metrics", Kind::Ignored, "true", nullptr},
-    {"full_determinism", Kind::Inherent, "", nullptr},  // bit-identical for any thread count (docs/numerics.md)
     {"include_tokens_per_second", Kind::Inherent, "", nullptr},  // train_tokens_per_second is always reported
     // processes and sharding (strata's own: the distribution block, docs/distributed.md)
     {"local_rank", Kind::Ignored, "-1", nullptr},

@@ -60,7 +60,7 @@ const Field kFields[] = {
     // HF compatibility (docs/hf_compat.md)
     F(config_name), F(text_column_delimiter), F(max_train_samples), F(max_eval_samples), F(max_predict_samples),
     F(task_name), F(do_regression), F(data_seed), F(eval_delay), F(ignore_data_skip), F(run_name), F(logging_dir),
-    F(report_to), F(include_num_input_tokens_seen),
+    F(report_to), F(include_num_input_tokens_seen), F(full_determinism),
 };
 #undef F
 

@@ -98,6 +98,9 @@ struct TrainingArguments {
   // txt: HF's predict_results.txt (index, predicted label); csv | jsonl: with probabilities
   std::string predict_output_format = "txt";
   int num_threads = 0;                        // 0: all cores
+  // HF's name: bit-identical results for any thread count (fixed GEMM tiles), at a cost;
+  // by default the same thread count gives the same bits (docs/numerics.md, "Determinism").
+  bool full_determinism = false;
   bool disable_tqdm = false;
   std::string run_name;     // names the run in its logs; "": output_dir
   // Where TensorBoard event files go (default: HF's output_dir/runs/<time>_<host>) and

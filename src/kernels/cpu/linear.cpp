@@ -3,22 +3,30 @@
 // in a fixed row order.
 //
 // Determinism: a threaded GEMM splits a product differently for each thread count, and the
-// last bits change with it. So the libraries always run single-threaded, and gemm() cuts C
-// into tiles whose size depends only on the shape; OpenMP threads take whole tiles. Every
-// element is then computed by the same single-threaded call whatever the thread count.
+// last bits change with it. Under GemmThreading::FixedTiles the libraries run single-threaded
+// and gemm() cuts C into tiles whose size depends only on the shape; OpenMP threads take whole
+// tiles, so every element is computed by the same single-threaded call whatever the thread
+// count. Under GemmThreading::Library (fp32 only) oneDNN threads the whole product itself:
+// faster (its own blocking, no per-tile re-packing of the shared operand), and the same bits
+// at the same thread count (gemm_threading.h).
 #include <cblas-openblas.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/common.h"
+#include "kernels/gemm_threading.h"
 #include "kernels/ops.h"
 
 namespace strata::kernels {
 
 namespace {
+std::atomic<GemmThreading> g_threading{GemmThreading::FixedTiles};
+
 CBLAS_TRANSPOSE tr(bool t) { return t ? CblasTrans : CblasNoTrans; }
 
 // Before the first product, whether or not set_num_threads() was called.
@@ -27,7 +35,8 @@ void keep_openblas_single_threaded() {
   (void)done;
 }
 
-// Called only from inside an OpenMP parallel region, where oneDNN runs on the calling thread.
+// Inside an OpenMP parallel region oneDNN runs on the calling thread; outside one (Library
+// mode) it threads the product over omp_get_max_threads() threads.
 void blas_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                float beta, float* C, int ldc) {
   dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -74,14 +83,18 @@ const T* copy_unaliased(const T* src, int ld, int rows, int cols, int* ld_out) {
 }
 }  // namespace
 
+void set_gemm_threading(GemmThreading mode) { g_threading = mode; }
+GemmThreading gemm_threading() { return g_threading; }
+
 template <typename T>
 void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta, T* C,
           int ldc) {
   if (M == 0 || N == 0) return;
   // Already on one thread of a team (the attention kernel's per-head products): one serial
   // call. omp_get_level() also counts a one-thread team, where omp_in_parallel() is false, so
-  // a product is never tiled on one thread and whole on two.
-  if (omp_get_level() > 0) {
+  // a product is never tiled on one thread and whole on two. In Library mode the same call,
+  // made outside any team, is threaded by oneDNN.
+  if (omp_get_level() > 0 || (std::is_same_v<T, float> && g_threading == GemmThreading::Library)) {
     blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
