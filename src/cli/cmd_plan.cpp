@@ -37,6 +37,8 @@ struct PlanOptions {
 
 struct Calibration {
   double step_s = 0;          // seconds per step, start-up excluded
+  int steps = 0;              // the N the step was measured over
+  bool upper_bound = false;   // the difference stayed in the jitter: the long run's mean step
   int threads = 1;
   int64_t train_samples = 0;  // the training set's size, as the trainer counted it
 };
@@ -58,21 +60,40 @@ std::pair<double, int64_t> timed_run(const jobs::JobSpec& one, int steps, int th
 
 // Times a step of the job's training on one process: two runs, 2 and 2 + N steps, and the
 // difference of their train_runtime over N, so start-up and the first steps' one-off costs
-// (first touch of the weights, the data loader filling) cancel out.
+// (first touch of the weights, the data loader filling) cancel out. On a tiny model the
+// difference can be lost in the runs' jitter (even negative): then N grows fourfold until the
+// longer run stands clear of it, and only after that does the plan fall back on the longer
+// run's mean step, first steps included (an upper bound, said so).
 Calibration calibrate(const jobs::JobSpec& spec, const PlanOptions& o, int threads) {
   const io::TempDir tmp("strata_plan");
   jobs::JobSpec one = spec;
   one.distribution.clear();  // one process: no processes_per_host to check against
-  std::printf("calibrating: the job's training on 1 process of %d thread(s), 2 and %d steps...\n", threads,
-              2 + o.calibration_steps);
+  Calibration c;
+  c.threads = threads;
+  int n = o.calibration_steps;
+  std::printf("calibrating: the job's training on 1 process of %d thread(s), 2 and %d steps...\n", threads, 2 + n);
   std::fflush(stdout);
   const auto [short_s, samples] = timed_run(one, 2, threads, tmp.path());
-  const double long_s = timed_run(one, 2 + o.calibration_steps, threads, tmp.path()).first;
-  Calibration c;
-  c.step_s = std::max(1e-6, (long_s - short_s) / o.calibration_steps);
-  c.threads = threads;
   c.train_samples = samples;
-  return c;
+  for (int attempt = 0;; ++attempt, n *= 4) {
+    const double long_s = timed_run(one, 2 + n, threads, tmp.path()).first;
+    // 10% of the short run: well above the jitter of a run's wall time, well below a step of
+    // any model whose steps outweigh its start-up.
+    if (long_s - short_s > 0.1 * short_s) {
+      c.step_s = (long_s - short_s) / n;
+      c.steps = n;
+      return c;
+    }
+    if (attempt == 2) {
+      c.step_s = long_s / (2 + n);
+      c.steps = 2 + n;
+      c.upper_bound = true;
+      return c;
+    }
+    std::printf("calibrating: 2 and %d steps took %.4g s and %.4g s, within the runs' jitter; again with %d steps...\n",
+                2 + n, short_s, long_s, 2 + 4 * n);
+    std::fflush(stdout);
+  }
 }
 
 struct Candidate {
@@ -145,8 +166,9 @@ int plan_run(const PlanOptions& o) {
               a.per_device_train_batch_size, a.max_seq_length,
               a.max_steps > 0 ? cat(a.max_steps, " steps").c_str()
                               : cat(a.num_train_epochs, " epoch(s) of ", cal.train_samples, " samples").c_str());
-  std::printf("measured: %.4g s per step on 1 process of %d thread(s); gradients %.1f MiB per step\n", cal.step_s,
-              cal.threads, grad_bytes / (1 << 20));
+  std::printf("measured: %.4g s per step on 1 process of %d thread(s) (%s %d steps); gradients %.1f MiB per step\n",
+              cal.step_s, cal.threads, cal.upper_bound ? "an upper bound: the mean of" : "the difference of 2 and 2 + N, N =",
+              cal.steps, grad_bytes / (1 << 20));
   std::printf("links: within a host %s (%.1f us, %.2f GB/s; %s); between hosts %s (%.1f us, %.2f GB/s; %s)\n",
               shm.name.c_str(), shm.latency_s * 1e6, shm.bandwidth_bytes_per_s / 1e9, shm.source.c_str(),
               inter.name.c_str(), inter.latency_s * 1e6, inter.bandwidth_bytes_per_s / 1e9, inter.source.c_str());
