@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -64,18 +65,32 @@ struct Candidate {
   }
 };
 
-// A cgroup limit: the limit file's value less the usage file's, if a limit is set there.
+// One group's limit, if it sets one: the limit file's value less the usage file's.
+void consider_group(Candidate& best, const char* version, const std::string& dir, const char* limit_file,
+                    const char* usage_file) {
+  const std::optional<size_t> limit = read_number(dir + "/" + limit_file);
+  const std::optional<size_t> usage = read_number(dir + "/" + usage_file);
+  // v1 writes "no limit" as a page-rounded LONG_MAX; v2 writes "max" (read as none).
+  if (!limit || !usage || *limit >= (size_t{1} << 62)) return;
+  const size_t room = *limit > *usage ? *limit - *usage : 0;
+  best.consider(room, cat("cgroup ", version, " ", dir, "/", limit_file, " ", static_cast<int64_t>(*limit / kMiB),
+                          " MiB, of which the group uses ", static_cast<int64_t>(*usage / kMiB), " MiB"));
+}
+
+// This process's group and every group above it up to the hierarchy's root: a limit set only
+// on an ancestor (a container's group inside a limited slice) holds as much as its own.
 void consider_cgroup(Candidate& best, const char* version, const std::string& mount, const std::string& controller,
                      const char* limit_file, const char* usage_file) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(mount).lexically_normal();
   for (const std::string& dir : cgroup_dirs(mount, controller)) {
-    const std::optional<size_t> limit = read_number(dir + "/" + limit_file);
-    const std::optional<size_t> usage = read_number(dir + "/" + usage_file);
-    if (!usage) continue;  // not this directory
-    // v1 writes "no limit" as a page-rounded LONG_MAX.
-    if (!limit || *limit >= (size_t{1} << 62)) return;
-    const size_t room = *limit > *usage ? *limit - *usage : 0;
-    best.consider(room, cat("cgroup ", version, " ", dir, "/", limit_file, " ", static_cast<int64_t>(*limit / kMiB),
-                            " MiB, of which the group uses ", static_cast<int64_t>(*usage / kMiB), " MiB"));
+    if (!read_number(dir + "/" + usage_file)) continue;  // not this directory
+    fs::path d = fs::path(dir).lexically_normal();
+    if (!d.has_filename()) d = d.parent_path();  // "/sys/fs/cgroup/" names the root too
+    for (;; d = d.parent_path()) {
+      consider_group(best, version, d.string(), limit_file, usage_file);
+      if (d == root || d == d.parent_path() || !d.string().starts_with(root.string())) break;
+    }
     return;
   }
 }

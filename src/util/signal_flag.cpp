@@ -13,15 +13,20 @@ namespace {
 
 constexpr int kRouted[] = {SIGTERM, SIGUSR1, SIGINT};
 
+// Atomics, not volatile sig_atomic_t: the handler runs on the idle signal thread, and
+// sig_atomic_t only orders a handler with the thread it interrupted (ThreadSanitizer reported
+// the trainer's read of the count racing with the handler's write).
 std::atomic<unsigned> g_active{0};  // bit `sig` set: SIGNAL `sig` is counted, not acted on
-volatile std::sig_atomic_t g_count = 0;
-volatile std::sig_atomic_t g_first = 0;
-static_assert(std::atomic<unsigned>::is_always_lock_free, "read in a signal handler");
+std::atomic<int> g_count{0};
+std::atomic<int> g_first{0};
+static_assert(std::atomic<unsigned>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "used in a signal handler");
 
 extern "C" void on_signal(int sig) {
   if (g_active.load() & (1u << sig)) {
-    if (g_first == 0) g_first = sig;
-    g_count = g_count + 1;
+    int none = 0;
+    g_first.compare_exchange_strong(none, sig);
+    g_count.fetch_add(1);
     return;
   }
   // Not asked for: the default action, once this handler returns (the signal is blocked
@@ -53,8 +58,8 @@ SignalFlag::~SignalFlag() {
   if (g_count == 0) g_active = 0;
 }
 
-int SignalFlag::count() const { return g_count; }
-int SignalFlag::first_signal() const { return g_first; }
+int SignalFlag::count() const { return g_count.load(); }
+int SignalFlag::first_signal() const { return g_first.load(); }
 
 void deliver_signals_to_an_idle_thread() {
   sigset_t set;

@@ -49,7 +49,7 @@ set -e
 [[ $rc != 0 ]] || fail "max_run: the job exited 0"
 [[ $(status_of maxrun) == MaxRuntimeExceeded ]] || { tail -20 maxrun.log; fail "max_run: status $(status_of maxrun)"; }
 grep -q "max_run reached" "$JOBS/maxrun/events.jsonl" || fail "max_run: no 'max_run reached' event"
-last=$(ls "$JOBS/maxrun/checkpoints" | grep '^checkpoint-' | sort -t- -k2 -n | tail -1)
+last=$(ls "$JOBS/maxrun/checkpoints" | grep "^checkpoint-" | sort -t- -k2 -n | tail -1 || true)
 [[ -n $last ]] || fail "max_run: no checkpoint in checkpoint_uri"
 echo "max_run: stopped with $last in checkpoint_uri"
 

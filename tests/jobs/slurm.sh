@@ -46,7 +46,7 @@ for _ in $(seq 600); do  # attempt 2 has logged a training step
   grep -qs '"step":' "$job/logs/attempt-2/rank-0.log" && break
   sleep 0.1
 done
-grep -qs '"step":' "$job/logs/attempt-2/rank-0.log" || { kill "$runner"; tail -30 spot.log; fail "attempt 2 never trained"; }
+grep -qs '"step":' "$job/logs/attempt-2/rank-0.log" || { kill "$runner" 2> /dev/null || true; tail -30 spot.log; fail "attempt 2 never trained"; }
 "$STRATA" job interrupt spot --output-path "$JOBS" | grep -q "requeued" || fail "strata job interrupt did not requeue"
 wait "$runner" || { tail -30 spot.log; fail "the spot job did not complete"; }
 [[ $(job_field "$job" "s['status']") == Completed ]] || fail "spot: status $(job_field "$job" "s['status']")"
