@@ -30,6 +30,7 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, 
 template <typename T>
 void linear_forward(const T* x, const T* W, const T* b, T* y, int N, int in, int out);
 // dx = dy W (skipped when dx is null); dW += dy^T x; db += column sums of dy (if db).
+// dW is computed first, so dx may alias x (both [N, in]).
 template <typename T>
 void linear_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int N, int in,
                      int out);
@@ -37,6 +38,7 @@ void linear_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, i
 template <typename T>
 void conv1d_forward(const T* x, const T* W, const T* b, T* y, int N, int in, int out);
 // dx = dy W^T (skipped when dx is null); dW += x^T dy; db += column sums of dy (if db).
+// dW is computed first, so dx may alias x.
 template <typename T>
 void conv1d_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int N, int in,
                      int out);
@@ -46,6 +48,10 @@ void conv1d_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, i
 template <typename T>
 void layernorm_forward(const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd, int N,
                        int C, double eps);
+// The forward's output from saved statistics, bit for bit: backward recomputes a layer norm's
+// output instead of keeping it.
+template <typename T>
+void layernorm_apply(const T* x, const T* gamma, const T* beta, const T* mean, const T* rstd, T* y, int N, int C);
 // dx = (written); dgamma, dbeta +=.
 template <typename T>
 void layernorm_backward(const T* x, const T* gamma, const T* mean, const T* rstd, const T* dy,

@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 
+#include "nn/block_scratch.h"
 #include "nn/flat.h"
 #include "tensor/buffer.h"
 
@@ -37,31 +38,23 @@ struct DecoderLayerSpec {
 
 template <typename T>
 struct DecoderLayerSaved {
-  Buffer<T> a1, mean1, rstd1;  // LN1 output and stats
-  Buffer<T> qkv;               // [N, 3C] (this rank's heads: 3C/P)
-  Buffer<T> probs;             // [B, NH, T, T] (NH/P)
-  Buffer<T> ctx;               // [N, C] (C/P)
-  Buffer<T> h;                 // residual stream after attention (LN2 input)
-  Buffer<T> a2, mean2, rstd2;  // LN2 output and stats
-  Buffer<T> pre, act;          // MLP pre-activation and activation [N, F]
-  Buffer<T> out;               // [N, C] (the next layer's input)
+  // Backward recomputes the outputs of LN1 and LN2 from their inputs (x, h) and statistics,
+  // and the MLP activation from its pre-activation.
+  Buffer<T> mean1, rstd1;  // LN1 statistics
+  Buffer<T> qkv;           // [N, 3C] (this rank's heads: 3C/P)
+  Buffer<T> probs;         // [B, NH, T, T] (NH/P)
+  Buffer<T> ctx;           // [N, C] (C/P)
+  Buffer<T> h;             // residual stream after attention (LN2 input)
+  Buffer<T> mean2, rstd2;  // LN2 statistics
+  Buffer<T> pre;           // MLP pre-activation [N, F]
+  Buffer<T> out;           // [N, C] (the next layer's input)
   // Every buffer backward reads: all but `out` (nn/block_activations.h moves these).
-  std::array<Buffer<T>*, 12> for_backward() {
-    return {&a1, &mean1, &rstd1, &qkv, &probs, &ctx, &h, &a2, &mean2, &rstd2, &pre, &act};
-  }
+  std::array<Buffer<T>*, 9> for_backward() { return {&mean1, &rstd1, &qkv, &probs, &ctx, &h, &mean2, &rstd2, &pre}; }
   // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
   // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.
   static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_, size_t tp = 1) {
-    return 3 * N * C + 4 * N * C / tp + 4 * N + B * (NH / tp) * T_ * T_ + 2 * N * (F / tp);
+    return N * C + 4 * N * C / tp + 4 * N + B * (NH / tp) * T_ * T_ + N * (F / tp);
   }
-};
-
-template <typename T>
-struct DecoderLayerScratch {
-  Buffer<T> d_h, d_c1, d_c2;  // [N, C]
-  Buffer<T> d_f;              // [N, F]
-  Buffer<T> d_qkv;            // [N, 3C] (3C/P)
-  static size_t values(size_t N, size_t C, size_t F, size_t tp = 1) { return 3 * N * C + 3 * N * C / tp + N * F / tp; }
 };
 
 // Keys and values of one block's earlier positions, for incremental decoding: [B, capacity, C]
@@ -81,7 +74,7 @@ struct DecoderLayerCache {
 
 template <typename T>
 void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
-                           const DropoutCtx& drop, DecoderLayerSaved<T>& saved);
+                           const DropoutCtx& drop, DecoderLayerSaved<T>& saved, BlockScratch<T>& scratch);
 
 // n new positions per row, x[B*n, C], against the cache (no dropout): appends their keys and
 // values to the cache (cache.len + n <= cache.capacity) and writes the block output to sv.out.
@@ -89,11 +82,11 @@ void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, con
 // the rounding of differently shaped products). sv.probs holds the scores [B, NH, n, len+n].
 template <typename T>
 void decoder_layer_decode(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int n, DecoderLayerCache<T>& cache,
-                          DecoderLayerSaved<T>& sv);
+                          DecoderLayerSaved<T>& sv, BlockScratch<T>& scratch);
 
 // dx is written (may not alias dout); parameter gradients are accumulated.
 template <typename T>
 void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_, const DropoutCtx& drop,
-                            const DecoderLayerSaved<T>& saved, const T* dout, T* dx, DecoderLayerScratch<T>& scratch);
+                            const DecoderLayerSaved<T>& saved, const T* dout, T* dx, BlockScratch<T>& scratch);
 
 }  // namespace strata::nn

@@ -17,74 +17,81 @@ kernels::AttentionShape attention_shape(const EncoderLayerSpec& s, int B, int T_
 
 template <typename T>
 void encoder_layer_forward(const EncoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
-                           const DropoutCtx& drop, EncoderLayerSaved<T>& sv) {
+                           const DropoutCtx& drop, EncoderLayerSaved<T>& sv, BlockScratch<T>& sc) {
   const int N = B * T_, C = s.qkv.in, F = s.ffn_in.out;
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
   sv.qkv.resize(static_cast<size_t>(N) * s.qkv.out);
   sv.probs.resize(static_cast<size_t>(B) * s.num_heads * T_ * T_);
   sv.ctx.resize(static_cast<size_t>(N) * s.attn_out.in);
-  for (Buffer<T>* b : {&sv.h1, &sv.a, &sv.h2, &sv.out}) b->resize(NC);
+  for (Buffer<T>* b : {&sv.h1, &sv.h2, &sv.out}) b->resize(NC);
   for (Buffer<T>* b : {&sv.mean1, &sv.rstd1, &sv.mean2, &sv.rstd2}) b->resize(N);
   sv.pre.resize(NF);
-  sv.act.resize(NF);
+  sc.c1.resize(NC);
+  sc.wide.resize(BlockScratch<T>::wide_values(N, F, s.qkv.out));
+  T* a = sc.c1.data();  // LN1's output
+  T* act = sc.wide.data();
 
   linear_forward(s.qkv, f, x, sv.qkv.data(), N);
   kernels::attention_forward(attention_shape(s, B, T_, drop), sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
   row_parallel_linear_forward(s.attn_out, f, sv.ctx.data(), sv.h1.data(), N);
   kernels::dropout_forward(sv.h1.data(), sv.h1.data(), NC, drop.p(s.attn_out_dropout), drop.seed, s.stream + kAttnOut);
   kernels::add(sv.h1.data(), x, sv.h1.data(), NC);
-  layernorm_forward(s.ln_attn, f, sv.h1.data(), sv.a.data(), sv.mean1.data(), sv.rstd1.data(), N);
+  layernorm_forward(s.ln_attn, f, sv.h1.data(), a, sv.mean1.data(), sv.rstd1.data(), N);
 
-  kernels::linear_act_forward(s.act, sv.a.data(), f.p + s.ffn_in.w, f.p + s.ffn_in.b, sv.pre.data(), sv.act.data(),
-                              N, C, F);
-  row_parallel_linear_forward(s.ffn_out, f, sv.act.data(), sv.h2.data(), N);
+  kernels::linear_act_forward(s.act, a, f.p + s.ffn_in.w, f.p + s.ffn_in.b, sv.pre.data(), act, N, C, F);
+  row_parallel_linear_forward(s.ffn_out, f, act, sv.h2.data(), N);
   kernels::dropout_forward(sv.h2.data(), sv.h2.data(), NC, drop.p(s.ffn_dropout), drop.seed, s.stream + kFfnOut);
-  kernels::add(sv.h2.data(), sv.a.data(), sv.h2.data(), NC);
+  kernels::add(sv.h2.data(), a, sv.h2.data(), NC);
   layernorm_forward(s.ln_out, f, sv.h2.data(), sv.out.data(), sv.mean2.data(), sv.rstd2.data(), N);
 }
 
 template <typename T>
 void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_,
                             const DropoutCtx& drop, const EncoderLayerSaved<T>& sv, const T* dout, T* dx,
-                            EncoderLayerScratch<T>& sc) {
+                            BlockScratch<T>& sc) {
   const int N = B * T_, C = s.qkv.in, F = s.ffn_in.out;
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
-  for (Buffer<T>* b : {&sc.d_c1, &sc.d_c2, &sc.d_c3}) b->resize(NC);
-  sc.d_f.resize(NF);
-  sc.d_qkv.resize(static_cast<size_t>(N) * s.qkv.out);
-  T* d_h2 = sc.d_c1.data();  // gradient at LN2's input: residual branch and FFN branch
-  T* d_t = sc.d_c2.data();
-  T* d_a = sc.d_c3.data();
+  sc.size_for_backward(N, C, F, s.qkv.out);
+  T* d_h2 = sc.c1.data();  // gradient at LN2's input: residual branch and FFN branch
+  T* d_t = sc.c2.data();
+  T* d_a = sc.c3.data();
+  T* d_f = sc.wide.data();
 
   layernorm_backward(s.ln_out, f, sv.h2.data(), sv.mean2.data(), sv.rstd2.data(), dout, d_h2, N);
   kernels::dropout_backward(d_h2, d_t, NC, drop.p(s.ffn_dropout), drop.seed, s.stream + kFfnOut);
-  linear_backward(s.ffn_out, f, sv.act.data(), d_t, sc.d_f.data(), N);
-  kernels::activation_backward(s.act, sv.pre.data(), sc.d_f.data(), sc.d_f.data(), NF);
-  linear_backward(s.ffn_in, f, sv.a.data(), sc.d_f.data(), d_a, N);
+  // W_2's weight gradient reads the activation, then its input gradient overwrites it.
+  kernels::activation_forward(s.act, sv.pre.data(), d_f, NF);
+  linear_backward(s.ffn_out, f, d_f, d_t, d_f, N);
+  kernels::activation_backward(s.act, sv.pre.data(), d_f, d_f, NF);
+  T* a = d_t;  // d_t is consumed: LN1's output again, for W_1's weight gradient
+  layernorm_apply(s.ln_attn, f, sv.h1.data(), sv.mean1.data(), sv.rstd1.data(), a, N);
+  linear_backward(s.ffn_in, f, a, d_f, d_a, N);
   tp_sum(f.tp, d_a, NC);  // f: the column-parallel ffn_in's partial input gradients
   kernels::add(d_a, d_h2, d_a, NC);
 
-  T* d_h1 = sc.d_c1.data();  // d_h2 is consumed: reuse its storage
+  T* d_h1 = sc.c1.data();  // d_h2 is consumed: reuse its storage
   layernorm_backward(s.ln_attn, f, sv.h1.data(), sv.mean1.data(), sv.rstd1.data(), d_a, d_h1, N);
   kernels::dropout_backward(d_h1, d_t, NC, drop.p(s.attn_out_dropout), drop.seed, s.stream + kAttnOut);
-  T* d_ctx = sc.d_c3.data();  // d_a is consumed
+  T* d_ctx = sc.c3.data();  // d_a is consumed
   linear_backward(s.attn_out, f, sv.ctx.data(), d_t, d_ctx, N);
-  kernels::attention_backward(attention_shape(s, B, T_, drop), sv.qkv.data(), sv.probs.data(), d_ctx,
-                              sc.d_qkv.data());
-  linear_backward(s.qkv, f, x, sc.d_qkv.data(), dx, N);
+  T* d_qkv = sc.wide.data();  // the FFN's gradients are consumed
+  kernels::attention_backward(attention_shape(s, B, T_, drop), sv.qkv.data(), sv.probs.data(), d_ctx, d_qkv);
+  linear_backward(s.qkv, f, x, d_qkv, dx, N);
   tp_sum(f.tp, dx, NC);  // f: the column-parallel qkv's partial input gradients
   kernels::add(dx, d_h1, dx, NC);
 }
 
 template void encoder_layer_forward<float>(const EncoderLayerSpec&, Flat<float>, const float*, const int32_t*, int,
-                                           int, const DropoutCtx&, EncoderLayerSaved<float>&);
+                                           int, const DropoutCtx&, EncoderLayerSaved<float>&,
+                                           BlockScratch<float>&);
 template void encoder_layer_forward<double>(const EncoderLayerSpec&, Flat<double>, const double*, const int32_t*,
-                                            int, int, const DropoutCtx&, EncoderLayerSaved<double>&);
+                                            int, int, const DropoutCtx&, EncoderLayerSaved<double>&,
+                                            BlockScratch<double>&);
 template void encoder_layer_backward<float>(const EncoderLayerSpec&, Flat<float>, const float*, int, int,
                                             const DropoutCtx&, const EncoderLayerSaved<float>&, const float*, float*,
-                                            EncoderLayerScratch<float>&);
+                                            BlockScratch<float>&);
 template void encoder_layer_backward<double>(const EncoderLayerSpec&, Flat<double>, const double*, int, int,
                                              const DropoutCtx&, const EncoderLayerSaved<double>&, const double*,
-                                             double*, EncoderLayerScratch<double>&);
+                                             double*, BlockScratch<double>&);
 
 }  // namespace strata::nn

@@ -2,10 +2,12 @@
 //   h1  = LN1(x + dropout(attn(x) W_o + b_o))
 //   out = LN2(h1 + dropout(act(h1 W_1 + b_1) W_2 + b_2))
 // forward fills a caller-owned Saved; backward reads it. Dropping Saved and re-running
-// forward from x is activation checkpointing; moving it to host memory is offloading.
+// forward from x is activation checkpointing; moving it to host memory is offloading. Both
+// passes work in a BlockScratch shared by the model's blocks (nn/block_scratch.h).
 #pragma once
 #include <array>
 
+#include "nn/block_scratch.h"
 #include "nn/flat.h"
 #include "tensor/buffer.h"
 
@@ -37,36 +39,28 @@ struct EncoderLayerSaved {
   Buffer<T> qkv;           // [N, 3C] (this rank's heads: 3C/P)
   Buffer<T> probs;         // [B, NH, T, T] (NH/P)
   Buffer<T> ctx;           // [N, C] (C/P)
-  Buffer<T> h1, mean1, rstd1, a;  // LN1 input, stats, output
-  Buffer<T> pre, act;      // FFN pre-activation and activation [N, F]
+  Buffer<T> h1, mean1, rstd1;  // LN1 input and stats (backward recomputes its output)
+  Buffer<T> pre;           // FFN pre-activation [N, F] (backward recomputes the activation)
   Buffer<T> h2, mean2, rstd2, out;  // LN2 input, stats, output (the next layer's input)
   // Every buffer backward reads: all but `out` (nn/block_activations.h moves these).
-  std::array<Buffer<T>*, 12> for_backward() {
-    return {&qkv, &probs, &ctx, &h1, &mean1, &rstd1, &a, &pre, &act, &h2, &mean2, &rstd2};
+  std::array<Buffer<T>*, 10> for_backward() {
+    return {&qkv, &probs, &ctx, &h1, &mean1, &rstd1, &pre, &h2, &mean2, &rstd2};
   }
   // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
   // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.
   static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_, size_t tp = 1) {
-    return 3 * N * C + 4 * N * C / tp + 4 * N + B * (NH / tp) * T_ * T_ + 2 * N * (F / tp);
+    return 2 * N * C + 4 * N * C / tp + 4 * N + B * (NH / tp) * T_ * T_ + N * (F / tp);
   }
-};
-
-// Scratch for backward, reused across layers.
-template <typename T>
-struct EncoderLayerScratch {
-  Buffer<T> d_c1, d_c2, d_c3;  // [N, C]
-  Buffer<T> d_f;               // [N, F]
-  Buffer<T> d_qkv;             // [N, 3C]
 };
 
 template <typename T>
 void encoder_layer_forward(const EncoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
-                           const DropoutCtx& drop, EncoderLayerSaved<T>& saved);
+                           const DropoutCtx& drop, EncoderLayerSaved<T>& saved, BlockScratch<T>& scratch);
 
 // dx is written (may not alias dout); parameter gradients are accumulated.
 template <typename T>
 void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_,
                             const DropoutCtx& drop, const EncoderLayerSaved<T>& saved, const T* dout, T* dx,
-                            EncoderLayerScratch<T>& scratch);
+                            BlockScratch<T>& scratch);
 
 }  // namespace strata::nn

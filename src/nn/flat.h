@@ -90,6 +90,11 @@ inline void layernorm_forward(const LayerNormSpec& s, Flat<T> f, const T* x, T* 
 }
 
 template <typename T>
+inline void layernorm_apply(const LayerNormSpec& s, Flat<T> f, const T* x, const T* mean, const T* rstd, T* y, int N) {
+  kernels::layernorm_apply(x, f.p + s.gamma, f.p + s.beta, mean, rstd, y, N, s.C);
+}
+
+template <typename T>
 inline void layernorm_backward(const LayerNormSpec& s, Flat<T> f, const T* x, const T* mean, const T* rstd,
                                const T* dy, T* dx, int N) {
   kernels::layernorm_backward(x, f.p + s.gamma, mean, rstd, dy, dx, f.g + s.gamma, f.g + s.beta, N, s.C);

@@ -10,6 +10,11 @@ void layernorm_forward(const T* x, const T* gamma, const T* beta, T* y, T* mean,
 }
 
 template <typename T>
+void layernorm_apply(const T* x, const T* gamma, const T* beta, const T* mean, const T* rstd, T* y, int N, int C) {
+  STRATA_ISA_CALL(active_isa(), layernorm_apply<T>, x, gamma, beta, mean, rstd, y, N, C);
+}
+
+template <typename T>
 void layernorm_backward(const T* x, const T* gamma, const T* mean, const T* rstd, const T* dy, T* dx, T* dgamma,
                         T* dbeta, int N, int C) {
   STRATA_ISA_CALL(active_isa(), layernorm_backward<T>, x, gamma, mean, rstd, dy, dx, dgamma, dbeta, N, C);
@@ -106,6 +111,7 @@ const char* kernel_isa() { return isa_name(active_isa()); }
 
 #define STRATA_INSTANTIATE(T)                                                                                       \
   template void layernorm_forward<T>(const T*, const T*, const T*, T*, T*, T*, int, int, double);                  \
+  template void layernorm_apply<T>(const T*, const T*, const T*, const T*, const T*, T*, int, int);                \
   template void layernorm_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, int, int);     \
   template void activation_forward<T>(Activation, const T*, T*, size_t);                                           \
   template void activation_backward<T>(Activation, const T*, const T*, T*, size_t);                                \

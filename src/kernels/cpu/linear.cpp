@@ -134,8 +134,8 @@ void linear_forward(const T* x, const T* W, const T* b, T* y, int N, int in, int
 template <typename T>
 void linear_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int N, int in,
                      int out) {
+  gemm<T>(true, false, out, in, N, T(1), dy, out, x, in, T(1), dW, in);  // before dx: dx may alias x
   if (dx) gemm<T>(false, false, N, in, out, T(1), dy, out, W, in, T(0), dx, in);
-  gemm<T>(true, false, out, in, N, T(1), dy, out, x, in, T(1), dW, in);
   if (db) add_column_sums(dy, db, N, out);
 }
 
@@ -151,8 +151,8 @@ void conv1d_forward(const T* x, const T* W, const T* b, T* y, int N, int in, int
 template <typename T>
 void conv1d_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int N, int in,
                      int out) {
+  gemm<T>(true, false, in, out, N, T(1), x, in, dy, out, T(1), dW, out);  // before dx: dx may alias x
   if (dx) gemm<T>(false, true, N, in, out, T(1), dy, out, W, out, T(0), dx, in);
-  gemm<T>(true, false, in, out, N, T(1), x, in, dy, out, T(1), dW, out);
   if (db) add_column_sums(dy, db, N, out);
 }
 

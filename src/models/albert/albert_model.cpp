@@ -183,7 +183,7 @@ const T* AlbertModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Uni
                                       r.begin == 0 ? s.mapped.data() : s.input.data(),
                                       [&](int k, const T* in, nn::EncoderLayerSaved<T>& sv) {
                                         nn::encoder_layer_forward(application(k), f, in, b.attention_mask.data(), b.B,
-                                                                  b.T, drop, sv);
+                                                                  b.T, drop, sv, s.scratch);
                                       });
   if (!r.contains(this->head_unit())) return x;
   s.last_hidden = x;
@@ -210,7 +210,7 @@ const T* AlbertModel<T>::infer(const Batch& b, ModelState& state) const {
   const T* x = s.mapped.data();
   for (int k = 0; k < static_cast<int>(applications_.size()); ++k) {
     nn::EncoderLayerSaved<T>& slot = s.applications.inference_slot(k);
-    nn::encoder_layer_forward(application(k), f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot);
+    nn::encoder_layer_forward(application(k), f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot, s.scratch);
     x = slot.out.data();
   }
   s.last_hidden = x;
@@ -291,7 +291,7 @@ const T* AlbertModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Un
   for (int k = std::min(r.end - 1, L) * inner() - 1; k >= (std::max(r.begin, 1) - 1) * inner(); --k) {
     const nn::EncoderLayerSaved<T>& sv =
         s.applications.for_backward(k, [&](int j, const T* in, nn::EncoderLayerSaved<T>& w) {
-          nn::encoder_layer_forward(application(j), f, in, b.attention_mask.data(), b.B, b.T, drop, w);
+          nn::encoder_layer_forward(application(j), f, in, b.attention_mask.data(), b.B, b.T, drop, w, s.scratch);
         });
     nn::encoder_layer_backward(application(k), f, s.applications.input(k), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);
@@ -342,7 +342,7 @@ size_t AlbertModel<T>::scratch_values(int B, int T_) const {
     case Task::QuestionAnswering: head = NH; break;
     default: break;
   }
-  return 6 * NH + N * c.intermediate_size  // layer backward
+  return nn::BlockScratch<T>::values(N, c.hidden_size, c.intermediate_size, 3 * static_cast<size_t>(c.hidden_size))
          + 2 * NH                          // hidden-state gradients
          + 2 * NE                          // d(mapping input), embeddings scratch
          + head + loss_values(B, T_);      // d(loss)/d(logits)

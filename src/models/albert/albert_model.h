@@ -33,8 +33,8 @@ struct AlbertState : ModelState {
   const T* last_hidden = nullptr;
   EncoderHeadState<T> head;  // the task head; for pretraining the MLM head
   EncoderHeadState<T> sop;   // pretraining: sentence-order head on the pooled output
+  nn::BlockScratch<T> scratch;  // the blocks' working memory, forward and backward
   // backward scratch
-  nn::EncoderLayerScratch<T> scratch;
   Buffer<T> d_hidden, d_hidden_next, d_sop, d_emb, d_misc;
 };
 

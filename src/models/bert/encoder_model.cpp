@@ -233,7 +233,7 @@ const T* EncoderModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Un
                                  r.begin == 0 ? s.embeddings.out.data() : s.input.data(),
                                  [&](int i, const T* in, nn::EncoderLayerSaved<T>& sv) {
                                    nn::encoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T,
-                                                             drop, sv);
+                                                             drop, sv, s.scratch);
                                  });
   if (!r.contains(this->head_unit())) return x;
   s.last_hidden = x;
@@ -254,7 +254,7 @@ const T* EncoderModel<T>::infer(const Batch& b, ModelState& state) const {
   const T* x = s.embeddings.out.data();
   for (int i = 0; i < num_blocks(); ++i) {
     nn::EncoderLayerSaved<T>& slot = s.blocks.inference_slot(i);
-    nn::encoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot);
+    nn::encoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot, s.scratch);
     x = slot.out.data();
   }
   s.last_hidden = x;
@@ -295,7 +295,7 @@ const T* EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, U
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
     const nn::EncoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::EncoderLayerSaved<T>& w) {
-      nn::encoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w);
+      nn::encoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w, s.scratch);
     });
     nn::encoder_layer_backward(layers_[i], f, s.blocks.input(i), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);
@@ -331,9 +331,9 @@ size_t EncoderModel<T>::scratch_values(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
   const size_t N = static_cast<size_t>(B) * T_, NC = N * c.hidden_size;
   const size_t P = static_cast<size_t>(c.tensor_split.degree);
-  return 3 * NC + N * c.intermediate_size / P + 3 * NC / P  // layer backward
-         + 2 * NC + 2 * NC                            // hidden-state gradients, head / embedding scratch
-         + loss_values(B, T_);                        // d(loss)/d(logits)
+  return nn::BlockScratch<T>::values(N, c.hidden_size, c.intermediate_size / P, 3 * c.hidden_size / P)  // blocks
+         + 2 * NC + 2 * NC     // hidden-state gradients, head / embedding scratch
+         + loss_values(B, T_);  // d(loss)/d(logits)
 }
 
 template <typename T>

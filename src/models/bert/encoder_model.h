@@ -23,8 +23,8 @@ struct EncoderState : ModelState {
   nn::BlockActivations<T, nn::EncoderLayerSaved<T>> blocks;
   const T* last_hidden = nullptr;  // input of the head in the last forward
   EncoderHeadState<T> head;
+  nn::BlockScratch<T> scratch;  // the blocks' working memory, forward and backward
   // backward scratch, reused across steps
-  nn::EncoderLayerScratch<T> scratch;
   Buffer<T> d_hidden, d_hidden_next, d_misc;
 };
 

@@ -35,7 +35,7 @@ const T* Gpt2Decoder<T>::append(const int32_t* ids, int n) {
 
   const T* x = x_.data();
   for (size_t i = 0; i < m_.layers_.size(); ++i) {
-    nn::decoder_layer_decode(m_.layers_[i], f, x, B_, n, caches_[i], slots_[i % 2]);
+    nn::decoder_layer_decode(m_.layers_[i], f, x, B_, n, caches_[i], slots_[i % 2], scratch_);
     x = slots_[i % 2].out.data();
   }
   len_ += n;

@@ -24,6 +24,7 @@ class Gpt2Decoder final : public CausalDecoder<T> {
   int B_ = 0, capacity_ = 0, len_ = 0;
   std::vector<nn::DecoderLayerCache<T>> caches_;  // one per block
   nn::DecoderLayerSaved<T> slots_[2];             // block i writes slot i % 2 (as infer does)
+  nn::BlockScratch<T> scratch_;                   // the blocks' MLP activation
   std::vector<int32_t> positions_;
   Buffer<T> x_;                                   // embeddings of the new positions [B*n, C]
   Buffer<T> last_, final_, mean_, rstd_, logits_;  // each row's last position [B, C] .. [B, V]

@@ -197,7 +197,7 @@ const T* Gpt2Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
                                  r.begin == 0 ? s.embeddings.data() : s.input.data(),
                                  [&](int i, const T* in, nn::DecoderLayerSaved<T>& sv) {
                                    nn::decoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T,
-                                                             drop, sv);
+                                                             drop, sv, s.scratch);
                                  });
   if (!r.contains(this->head_unit())) return x;
   return head_forward(b, drop, x, s);
@@ -213,7 +213,7 @@ const T* Gpt2Model<T>::infer(const Batch& b, ModelState& state) const {
   const T* x = s.embeddings.data();
   for (int i = 0; i < num_blocks(); ++i) {
     nn::DecoderLayerSaved<T>& slot = s.blocks.inference_slot(i);
-    nn::decoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot);
+    nn::decoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot, s.scratch);
     x = slot.out.data();
   }
   return head_forward(b, no_dropout, x, s);
@@ -317,7 +317,7 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
     const nn::DecoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::DecoderLayerSaved<T>& w) {
-      nn::decoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w);
+      nn::decoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w, s.scratch);
     });
     nn::decoder_layer_backward(layers_[i], f, s.blocks.input(i), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);
@@ -354,7 +354,7 @@ size_t Gpt2Model<T>::scratch_values(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
   const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size, P = static_cast<size_t>(c.tensor_split.degree);
   const size_t pooled = c.task == Task::SequenceClassification ? static_cast<size_t>(B) * C : 0;
-  return nn::DecoderLayerScratch<T>::values(N, C, c.intermediate_size, P)  // block backward
+  return nn::BlockScratch<T>::values(N, C, c.intermediate_size / P, 3 * C / P)  // blocks
          + 3 * N * C                                                     // d_hidden, d_hidden_next, d_final
          + pooled                                                        // the pooled token's gradient
          + loss_values(B, T_);                                           // d(loss)/d(logits)

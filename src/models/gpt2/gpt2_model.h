@@ -39,8 +39,8 @@ struct Gpt2State : ModelState {
   nn::VocabParallelCeScratch<T> ce;
   std::vector<int32_t> local_ids;
   std::vector<int32_t> shifted_labels;  // causal LM: labels[:, 1:], -100 at each row's end
+  nn::BlockScratch<T> scratch;  // the blocks' working memory, forward and backward
   // backward scratch, reused across steps
-  nn::DecoderLayerScratch<T> scratch;
   Buffer<T> d_hidden, d_hidden_next, d_final, d_pooled, head_scratch;
 };
 
