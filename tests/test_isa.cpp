@@ -112,6 +112,10 @@ Outputs run_every_kernel(Isa isa) {
   ISA_CALL(layernorm_backward<float>, x.data(), gamma.data(), mean.data(), rstd.data(), dy.data(), dln.data(),
            dgamma.data(), dbeta.data(), N, C);
   out.emplace_back("layernorm", bytes_of(ln, mean, rstd, dln, dgamma, dbeta));
+  // Backward recomputes layer norm outputs from the statistics: they must be the forward's bits.
+  std::vector<float> ln_again(N * C);
+  ISA_CALL(layernorm_apply<float>, x.data(), gamma.data(), beta.data(), mean.data(), rstd.data(), ln_again.data(), N, C);
+  EXPECT_TRUE(ln_again == ln) << k::isa_name(isa) << ": layernorm_apply differs from layernorm_forward's output";
   // Attention: padded keys with dropout, and causal rows past one block of 64.
   for (const k::AttentionShape& s : {k::AttentionShape{3, 37, 48, 3, 0.1f, 5, 6},
                                      k::AttentionShape{2, 70, 32, 2, 0.0f, 0, 0, /*causal=*/true}}) {
