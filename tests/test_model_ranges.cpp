@@ -1,9 +1,12 @@
 // The Model interface's contracts on real HF models (tests/fixtures): running units [0, k)
 // and then [k, L+2) - as two pipeline stages would - gives the whole model's loss, outputs
 // and gradients bit for bit, with dropout on; and the inference forward equals the training
-// forward without dropout.
+// forward without dropout (bit for bit, but for sequence classification's first-token last
+// block: to rounding).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -80,11 +83,23 @@ TEST_P(ModelRanges, InferenceEqualsTheTrainingForwardWithoutDropout) {
   const auto trained = m->new_state(), inferred = m->new_state();
   m->forward(b, nn::DropoutCtx{false, 0}, *trained);
   m->infer(b, *inferred);
-  EXPECT_EQ(copy_outputs(*m, b, *inferred), copy_outputs(*m, b, *trained));
+  const auto got = copy_outputs(*m, b, *inferred), want = copy_outputs(*m, b, *trained);
+  if (m->config().task != Task::SequenceClassification) {
+    EXPECT_EQ(got, want);
+    return;
+  }
+  // Sequence classification runs the last block on the first positions only (one-row products
+  // round differently): equal to fp32 rounding, relative to the largest logit.
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].size(), want[0].size());
+  float largest = 0;
+  for (float v : want[0]) largest = std::max(largest, std::fabs(v));
+  for (size_t i = 0; i < want[0].size(); ++i) EXPECT_NEAR(got[0][i], want[0][i], 1e-5f * largest) << "logit " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelRanges,
-                         testing::Values("bert-masked-lm", "bert-seq-cls", "roberta-qa", "distilbert-token-cls"),
+                         testing::Values("bert-masked-lm", "bert-seq-cls", "roberta-seq-cls", "distilbert-seq-cls",
+                                         "roberta-qa", "distilbert-token-cls"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

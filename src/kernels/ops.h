@@ -106,6 +106,12 @@ struct AttentionShape {
 };
 template <typename T>
 void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx);
+// Inference for a head that reads only the first position of each sequence (the [CLS] token
+// of sequence classification): the probabilities of query 0 alone, probs[B, NH, T], and
+// ctx[B, C] = probs v. Bidirectional, no dropout; the same values as attention_forward's row
+// 0 up to the rounding of a one-row product.
+template <typename T>
+void attention_first_query_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx);
 // dqkv[B*T,3C] is written.
 template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* dctx,

@@ -1,5 +1,9 @@
 #include "nn/encoder_layer.h"
 
+#include <algorithm>
+
+#include "util/error.h"
+
 namespace strata::nn {
 
 namespace {
@@ -13,16 +17,14 @@ kernels::AttentionShape attention_shape(const EncoderLayerSpec& s, int B, int T_
   as.head0 = s.head0;
   return as;
 }
-}
 
+// The block after its attention core, on N rows of sv.ctx whose residual input is x: the output
+// projection and LN1, then the FFN and LN2 into sv.out.
 template <typename T>
-void encoder_layer_forward(const EncoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
-                           const DropoutCtx& drop, EncoderLayerSaved<T>& sv, BlockScratch<T>& sc) {
-  const int N = B * T_, C = s.qkv.in, F = s.ffn_in.out;
+void after_attention(const EncoderLayerSpec& s, Flat<T> f, const T* x, int N, const DropoutCtx& drop,
+                     EncoderLayerSaved<T>& sv, BlockScratch<T>& sc) {
+  const int C = s.qkv.in, F = s.ffn_in.out;
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
-  sv.qkv.resize(static_cast<size_t>(N) * s.qkv.out);
-  sv.probs.resize(static_cast<size_t>(B) * s.num_heads * T_ * T_);
-  sv.ctx.resize(static_cast<size_t>(N) * s.attn_out.in);
   for (Buffer<T>* b : {&sv.h1, &sv.h2, &sv.out}) b->resize(NC);
   for (Buffer<T>* b : {&sv.mean1, &sv.rstd1, &sv.mean2, &sv.rstd2}) b->resize(N);
   sv.pre.resize(NF);
@@ -31,8 +33,6 @@ void encoder_layer_forward(const EncoderLayerSpec& s, Flat<T> f, const T* x, con
   T* a = sc.c1.data();  // LN1's output
   T* act = sc.wide.data();
 
-  linear_forward(s.qkv, f, x, sv.qkv.data(), N);
-  kernels::attention_forward(attention_shape(s, B, T_, drop), sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
   row_parallel_linear_forward(s.attn_out, f, sv.ctx.data(), sv.h1.data(), N);
   kernels::dropout_forward(sv.h1.data(), sv.h1.data(), NC, drop.p(s.attn_out_dropout), drop.seed, s.stream + kAttnOut);
   kernels::add(sv.h1.data(), x, sv.h1.data(), NC);
@@ -43,6 +43,37 @@ void encoder_layer_forward(const EncoderLayerSpec& s, Flat<T> f, const T* x, con
   kernels::dropout_forward(sv.h2.data(), sv.h2.data(), NC, drop.p(s.ffn_dropout), drop.seed, s.stream + kFfnOut);
   kernels::add(sv.h2.data(), a, sv.h2.data(), NC);
   layernorm_forward(s.ln_out, f, sv.h2.data(), sv.out.data(), sv.mean2.data(), sv.rstd2.data(), N);
+}
+}  // namespace
+
+template <typename T>
+void encoder_layer_forward(const EncoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
+                           const DropoutCtx& drop, EncoderLayerSaved<T>& sv, BlockScratch<T>& sc) {
+  const int N = B * T_;
+  sv.qkv.resize(static_cast<size_t>(N) * s.qkv.out);
+  sv.probs.resize(static_cast<size_t>(B) * s.num_heads * T_ * T_);
+  sv.ctx.resize(static_cast<size_t>(N) * s.attn_out.in);
+  linear_forward(s.qkv, f, x, sv.qkv.data(), N);
+  kernels::attention_forward(attention_shape(s, B, T_, drop), sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
+  after_attention(s, f, x, N, drop, sv, sc);
+}
+
+template <typename T>
+void encoder_layer_forward_first_token(const EncoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B,
+                                       int T_, EncoderLayerSaved<T>& sv, BlockScratch<T>& sc) {
+  const int N = B * T_, C = s.qkv.in;
+  STRATA_CHECK(!(f.tp && f.tp->split()), "the first-token inference block runs on an unsplit model");
+  sv.qkv.resize(static_cast<size_t>(N) * s.qkv.out);
+  sv.probs.resize(static_cast<size_t>(B) * s.num_heads * T_);
+  sv.ctx.resize(static_cast<size_t>(B) * C);
+  linear_forward(s.qkv, f, x, sv.qkv.data(), N);  // keys and values of every position (queries too: one product)
+  const DropoutCtx none{false, 0};
+  kernels::attention_first_query_forward(attention_shape(s, B, T_, none), sv.qkv.data(), mask, sv.probs.data(),
+                                         sv.ctx.data());
+  sc.c2.resize(static_cast<size_t>(B) * C);  // the first positions' inputs: the residual
+  for (int b = 0; b < B; ++b)
+    std::copy_n(x + static_cast<size_t>(b) * T_ * C, C, sc.c2.data() + static_cast<size_t>(b) * C);
+  after_attention(s, f, sc.c2.data(), B, none, sv, sc);
 }
 
 template <typename T>
@@ -87,6 +118,12 @@ template void encoder_layer_forward<float>(const EncoderLayerSpec&, Flat<float>,
 template void encoder_layer_forward<double>(const EncoderLayerSpec&, Flat<double>, const double*, const int32_t*,
                                             int, int, const DropoutCtx&, EncoderLayerSaved<double>&,
                                             BlockScratch<double>&);
+template void encoder_layer_forward_first_token<float>(const EncoderLayerSpec&, Flat<float>, const float*,
+                                                       const int32_t*, int, int, EncoderLayerSaved<float>&,
+                                                       BlockScratch<float>&);
+template void encoder_layer_forward_first_token<double>(const EncoderLayerSpec&, Flat<double>, const double*,
+                                                        const int32_t*, int, int, EncoderLayerSaved<double>&,
+                                                        BlockScratch<double>&);
 template void encoder_layer_backward<float>(const EncoderLayerSpec&, Flat<float>, const float*, int, int,
                                             const DropoutCtx&, const EncoderLayerSaved<float>&, const float*, float*,
                                             BlockScratch<float>&);

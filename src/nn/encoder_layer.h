@@ -57,6 +57,14 @@ template <typename T>
 void encoder_layer_forward(const EncoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
                            const DropoutCtx& drop, EncoderLayerSaved<T>& saved, BlockScratch<T>& scratch);
 
+// Inference for a head that reads only each sequence's first position (sequence
+// classification's [CLS]): keys and values from every position, everything else on the B first
+// positions only; sv.out is [B, C], sv.out's row b equal to encoder_layer_forward's row b*T up to
+// the rounding of the smaller products. No dropout, unsplit.
+template <typename T>
+void encoder_layer_forward_first_token(const EncoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B,
+                                       int T_, EncoderLayerSaved<T>& saved, BlockScratch<T>& scratch);
+
 // dx is written (may not alias dout); parameter gradients are accumulated.
 template <typename T>
 void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_,

@@ -46,6 +46,11 @@ void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mas
 }
 
 template <typename T>
+void attention_first_query_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx) {
+  STRATA_ISA_CALL(active_isa(), attention_first_query_forward<T>, s, qkv, mask, probs, ctx);
+}
+
+template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* dctx, T* dqkv) {
   STRATA_ISA_CALL(active_isa(), attention_backward<T>, s, qkv, probs, dctx, dqkv);
 }
@@ -118,6 +123,7 @@ const char* kernel_isa() { return isa_name(active_isa()); }
   template void dropout_forward<T>(const T*, T*, size_t, float, uint64_t, uint64_t);                               \
   template void dropout_backward<T>(const T*, T*, size_t, float, uint64_t, uint64_t);                              \
   template void attention_forward<T>(const AttentionShape&, const T*, const int32_t*, T*, T*);                     \
+  template void attention_first_query_forward<T>(const AttentionShape&, const T*, const int32_t*, T*, T*);         \
   template void attention_backward<T>(const AttentionShape&, const T*, const T*, const T*, T*);                    \
   template void attention_cached_forward<T>(const CachedAttentionShape&, const T*, int, const T*, const T*, T*, T*); \
   template void embedding_forward<T>(const int32_t*, const T*, T*, int, int);                                      \

@@ -250,16 +250,23 @@ const T* EncoderModel<T>::infer(const Batch& b, ModelState& state) const {
   compute_position_ids(b, s.position_ids);
   nn::embeddings_forward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N,
                          no_dropout, s.embeddings);
+  // Sequence classification reads only each sequence's first position, so the last block runs
+  // the other positions only as far as its keys and values (most of a shallow model's work).
+  const int L = num_blocks();
+  const bool first_token_head = this->cfg_.task == Task::SequenceClassification && L > 0 && !(f.tp && f.tp->split());
   // Two block slots in turn: block i reads slot (i-1)%2 and writes slot i%2.
   const T* x = s.embeddings.out.data();
-  for (int i = 0; i < num_blocks(); ++i) {
+  for (int i = 0; i < L; ++i) {
     nn::EncoderLayerSaved<T>& slot = s.blocks.inference_slot(i);
-    nn::encoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot, s.scratch);
+    if (first_token_head && i == L - 1)
+      nn::encoder_layer_forward_first_token(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, slot, s.scratch);
+    else
+      nn::encoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot, s.scratch);
     x = slot.out.data();
   }
   s.last_hidden = x;
   if (this->cfg_.task == Task::Base) return x;
-  return heads_.forward(this->cfg_, f, x, b.B, b.T, no_dropout, s.head);
+  return heads_.forward(this->cfg_, f, x, b.B, first_token_head ? 1 : b.T, no_dropout, s.head);
 }
 
 template <typename T>
