@@ -2,9 +2,12 @@
 // runs at a time, and nothing in it outlives the call that fills it.
 //   forward:  `wide` holds the FFN activation act(x W_1 + b_1) on its way into W_2; only the
 //             pre-activation is kept for backward (one [N, F] buffer per block instead of two).
+//             c1 holds a layer norm's output until the projection after it has read it (c2 the
+//             first positions' residual in the encoder's first-token inference block).
 //   backward: `wide` holds the activation again (recomputed from the pre-activation for the
 //             W_2 weight gradient), which W_2's backward overwrites with its gradient; once the
-//             FFN is done, the gradient of q|k|v. c1..c3 hold [N, C] gradients.
+//             FFN is done, the gradient of q|k|v. c1..c3 hold [N, C] gradients, and a consumed
+//             one holds a recomputed layer-norm output for the weight gradient that reads it.
 #pragma once
 #include <algorithm>
 #include <cstddef>
