@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "jobs/process.h"
+#include "models/registry.h"
 #include "report/gnuplot_chart.h"
 #include "report/html_page.h"
 #include "study/cell_plan.h"
@@ -14,6 +15,7 @@
 #include "study/study_spec.h"
 #include "study/study_table.h"
 #include "test_util_fs.h"
+#include "train/unit_profile.h"
 
 namespace strata::study {
 namespace {
@@ -139,17 +141,125 @@ TEST(Study, LinkFitRecoversLatencyAndBandwidth) {
   expect_error([] { fit_link("x", {{1, 2}, {100, 1}}, 2); }, {"do not grow with the size"});
 }
 
-TEST(Study, ProjectionAddsTheSlowerLinkAndSharedCores) {
+// A profile made by hand: embeddings, 4 blocks, a head; a tied weight read by units 0 and 5.
+UnitProfile hand_profile() {
+  UnitProfile p;
+  p.threads = 2;
+  p.units = {{0.01, 0.02, 0, 0, 100}, {0.1, 0.2, 4e3, 4, 1000}, {0.1, 0.2, 4e3, 4, 1000},
+             {0.1, 0.2, 4e3, 4, 1000}, {0.1, 0.2, 4e3, 4, 1000}, {0.02, 0.04, 0, 0, 10}};
+  p.optimizer_s_per_value = 1e-6;
+  p.boundary_bytes = 8e5;
+  p.shared = {{400, {0, 5}}};
+  return p;
+}
+
+TEST(Study, ProjectionLayoutsParse) {
+  const std::string head = "projection: {instance_type: local.c2, instance_counts: [1, 4], link: datacenter-25gbit";
+  EXPECT_EQ(parse("grid: {processes_per_host: [1]}\n", head + "}\n").projection.layouts, std::vector<std::string>{"{}"});
+  const StudySpec s = parse("grid: {processes_per_host: [1]}\n",
+                            head + ", layouts: [{tensor_parallel_degree: 2}, {pipeline_parallel_degree: 2, microbatches: 4}]}\n");
+  EXPECT_EQ(s.projection.layouts,
+            (std::vector<std::string>{"{tensor_parallel_degree: 2}", "{pipeline_parallel_degree: 2, microbatches: 4}"}));
+  expect_error([&] { parse("grid: {processes_per_host: [1]}\n", head + ", layouts: [tp2]}\n"); },
+               {"study.yaml line 5", "projection.layouts expects mappings of parallel options"});
+  expect_error([&] { parse("grid: {processes_per_host: [1]}\n", head + ", layouts: []}\n"); },
+               {"projection expects", "layouts: [{..}, ..]"});
+}
+
+TEST(Study, ProjectionOfDataParallelism) {
   const LinkModel shm{"shm", 1e-6, 4e9, ""}, net{"net", 1e-4, 1e8, ""};
-  const double bytes = 8e6;
+  const UnitProfile p = hand_profile();
+  const double units = 0.03 + 4 * 0.3 + 0.06, values = 4110, bytes = values * 4;
+  EXPECT_DOUBLE_EQ(p.step_compute_s(), units + values * 1e-6);
+  EXPECT_DOUBLE_EQ(other_seconds(2.0, p), 2.0 - p.step_compute_s());
+  EXPECT_DOUBLE_EQ(other_seconds(0.1, p), 0.0);  // never negative
+  ParallelLayout dp2;
+  dp2.dp = 2;
   // One host of 2 ranks: shared memory; 4 hosts: the network sets the pace.
-  const StepEstimate one = project_step(0.5, bytes, {1, 2, 0, 1}, shm, net);
-  EXPECT_DOUBLE_EQ(one.compute_s, 0.5);
-  EXPECT_DOUBLE_EQ(one.comm_s, allreduce_seconds(shm, bytes, 2));
-  const StepEstimate four = project_step(0.5, bytes, {4, 2, 0, 1}, shm, net);
-  EXPECT_DOUBLE_EQ(four.comm_s, 2.0 * 7 * 1e-4 + 2.0 * 7 / 8 * bytes / 1e8);
-  // 4 one-thread ranks on a 2-core machine compute at half speed.
-  EXPECT_DOUBLE_EQ(project_step(0.5, bytes, {4, 1, 2, 1}, shm, net).compute_s, 1.0);
+  const StepEstimate one = project_layout(p, dp2, {1, 2, 0, 2}, shm, net, 0.5);
+  EXPECT_DOUBLE_EQ(one.compute_s, units + values * 1e-6 + 0.5);
+  EXPECT_DOUBLE_EQ(one.bubble_s, 0);
+  EXPECT_NEAR(one.comm_s, allreduce_seconds(shm, bytes, 2), 1e-15);
+  ParallelLayout dp8 = dp2;
+  dp8.dp = 8;
+  EXPECT_NEAR(project_layout(p, dp8, {4, 2, 0, 2}, shm, net, 0.5).comm_s, 2.0 * 7 * 1e-4 + 2.0 * 7 / 8 * bytes / 1e8, 1e-15);
+  // 4 two-thread ranks on a 2-core machine compute at a quarter of the speed; a rank of 4
+  // threads on its own host at twice the profile's.
+  ParallelLayout dp4 = dp2;
+  dp4.dp = 4;
+  EXPECT_DOUBLE_EQ(project_layout(p, dp4, {4, 1, 2, 2}, shm, net, 0.5).compute_s, 4 * one.compute_s);
+  EXPECT_DOUBLE_EQ(project_layout(p, dp4, {4, 1, 0, 4}, shm, net, 0.5).compute_s, one.compute_s / 2);
+  // ZeRO: each rank updates its 1/dp slice.
+  ParallelLayout zero = dp2;
+  zero.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(project_layout(p, zero, {1, 2, 0, 2}, shm, net, 0).compute_s, units + values / 2 * 1e-6);
+}
+
+TEST(Study, ProjectionOfPipelineAndTensorParallelism) {
+  const LinkModel shm{"shm", 1e-6, 4e9, ""}, net{"net", 1e-4, 1e8, ""};
+  const UnitProfile p = hand_profile();
+  // Two stages of 2 blocks, 4 micro-batches, one rank per host: the stages talk over the network.
+  ParallelLayout pipe;
+  pipe.pp = 2;
+  pipe.microbatches = 4;
+  pipe.stage_blocks = {2, 2};
+  const StepEstimate e = project_layout(p, pipe, {2, 1, 0, 2}, shm, net, 0);
+  const double c0 = 0.03 + 0.6, c1 = 0.6 + 0.06, send = p2p_seconds(net, 8e5);
+  const double t0 = c0 + send, t1 = c1 + send;
+  EXPECT_DOUBLE_EQ(e.compute_s, 4 * c1 + 2100 * 1e-6);  // the slower stage's work, AdamW over the larger window
+  EXPECT_NEAR(e.bubble_s, c0, 1e-12);                    // fill and drain: sum - max
+  // The pipeline with its sends, less its work; the tied weight's gradient and values each way.
+  EXPECT_NEAR(e.comm_s, (t0 + t1 + 3 * std::max(t0, t1)) - (c0 + c1 + 3 * c1) + 2 * p2p_seconds(net, 400), 1e-12);
+  // Gradient accumulation repeats the pipeline, not the update.
+  pipe.accumulation = 2;
+  const double once_per_step = 2100e-6 + 2 * p2p_seconds(net, 400);
+  EXPECT_NEAR(project_layout(p, pipe, {2, 1, 0, 2}, shm, net, 0).step_s(),
+              2 * (e.step_s() - once_per_step) + once_per_step, 1e-12);
+  // Tensor parallelism over 2 ranks of one host: each block's 4 all-reduces of 1 kB over shared
+  // memory; over 2 hosts of one rank each, the network.
+  ParallelLayout tensor;
+  tensor.tp = 2;
+  const StepEstimate in_host = project_layout(p, tensor, {1, 2, 0, 2}, shm, net, 0);
+  EXPECT_NEAR(in_host.comm_s, 16 * allreduce_seconds(shm, 1e3, 2), 1e-15);
+  EXPECT_NEAR(project_layout(p, tensor, {2, 1, 0, 2}, shm, net, 0).comm_s, 16 * allreduce_seconds(net, 1e3, 2), 1e-15);
+  expect_error([&] {
+    ParallelLayout bad = pipe;
+    bad.stage_blocks = {2, 1};
+    project_layout(p, bad, {1, 2, 0, 2}, shm, net, 0);
+  }, {"add up to 3", "the profile has 4"});
+}
+
+TEST(Study, UnitProfileCountsTheTensorParallelTraffic) {
+  // A tiny masked-LM BERT: 3 blocks, hidden 8, 2 heads; its decoder is tied to the word embeddings.
+  const ModelConfig cfg = parse_model_config(
+      {{"model_type", "bert"}, {"architectures", {"BertForMaskedLM"}}, {"vocab_size", 40}, {"hidden_size", 8},
+       {"num_hidden_layers", 3}, {"num_attention_heads", 2}, {"intermediate_size", 16}, {"max_position_embeddings", 16},
+       {"type_vocab_size", 2}, {"hidden_dropout_prob", 0.1}, {"attention_probs_dropout_prob", 0.1}},
+      "tiny bert");
+  const UnitProfile whole = profile_units(cfg, 2, 6, 1, 1, 2);
+  ASSERT_EQ(whole.units.size(), 5u);
+  double owned = 0;
+  for (const UnitWork& u : whole.units) {
+    EXPECT_GT(u.forward_s, 0);
+    EXPECT_GT(u.backward_s, 0);
+    EXPECT_EQ(u.tp_calls, 0);
+    owned += u.owned_values;
+  }
+  EXPECT_DOUBLE_EQ(owned, static_cast<double>(make_model<float>(cfg)->table().total()));
+  EXPECT_DOUBLE_EQ(whole.boundary_bytes, 2 * 6 * 8 * 4);
+  ASSERT_EQ(whole.shared.size(), 1u);  // the tied word embeddings
+  EXPECT_EQ(whole.shared[0].units, (std::vector<int>{0, 4}));
+  EXPECT_DOUBLE_EQ(whole.shared[0].bytes, 40 * 8 * 4);
+  // Rank 0 of 2: each block all-reduces [B*T, C] twice forward and twice backward (Megatron).
+  const UnitProfile half = profile_units(cfg, 2, 6, 2, 1, 2);
+  for (int u = 1; u <= 3; ++u) {
+    EXPECT_DOUBLE_EQ(half.units[u].tp_calls, 4);
+    EXPECT_DOUBLE_EQ(half.units[u].tp_bytes, 4 * 2 * 6 * 8 * 4);
+  }
+  EXPECT_GT(half.units[0].tp_calls, 0);  // the vocabulary-parallel lookup
+  EXPECT_LT(half.units[1].owned_values, whole.units[1].owned_values);
+  const UnitProfile back = UnitProfile::from_json(half.to_json());
+  EXPECT_EQ(back.to_json(), half.to_json());
 }
 
 TEST(Study, LinksFileIsReadAndFitted) {

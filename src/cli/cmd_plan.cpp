@@ -1,14 +1,17 @@
-// `strata plan JOB.yaml`: before a job runs, what each candidate layout would take: memory
-// per rank, step time, total time and cost, best (fastest) first. The compute time of a step
-// is measured here, by two short calibration runs of the job's training on one process; the
-// all-reduce comes from the links' model (catalog/links.yaml, fitted to bench_allreduce).
-// docs/studies.md, "strata plan".
+// `strata plan JOB.yaml`: before a job runs, what each candidate layout (instance type and
+// count, data x pipeline x tensor parallel degrees) would take: memory per rank, step time,
+// total time and cost, best (fastest) first. A step is measured here, by two short calibration
+// runs of the job's training on one process, and its layer units by profiles at each
+// micro-batch and tensor-parallel degree (train/unit_profile.h); the collectives come from the
+// links' model (catalog/links.yaml, fitted to bench_allreduce); study/projection.h puts them
+// together. docs/studies.md, "strata plan".
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "cli/commands.h"
@@ -18,7 +21,11 @@
 #include "jobs/instance_catalog.h"
 #include "jobs/job_plan.h"
 #include "jobs/process.h"
+#include "models/registry.h"
+#include "study/cell_plan.h"
 #include "study/projection.h"
+#include "train/memory_plan.h"
+#include "train/unit_profile.h"
 #include "util/error.h"
 
 namespace strata::cli {
@@ -33,6 +40,9 @@ struct PlanOptions {
   std::string link = "datacenter-25gbit";
   std::vector<int> counts = {1, 2, 4, 8};
   int calibration_steps = 8;
+  int max_degree = 4;    // pipeline and tensor-parallel degrees tried: 1, 2, 4
+  int profile_steps = 3;  // timed steps of each unit profile
+  int top = 20;
 };
 
 struct Calibration {
@@ -99,6 +109,7 @@ Calibration calibrate(const jobs::JobSpec& spec, const PlanOptions& o, int threa
 struct Candidate {
   std::string layout;
   int world = 0, threads = 0;
+  ParallelLayout parallel;
   double mem_mib = 0;
   bool fits = true;
   StepEstimate step;
@@ -111,6 +122,27 @@ std::string hms(double s) {
   const long t = std::lround(s);
   std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
   return buf;
+}
+
+// The pipeline and tensor-parallel degrees worth trying on `world` ranks of `ranks_per_host`
+// per host: powers of two up to max_degree, the tensor group inside a host, with a data-parallel
+// rest (the model's own limits are checked by parallel_layout).
+std::vector<std::pair<int, int>> candidate_degrees(int world, int ranks_per_host, int max_degree) {
+  std::vector<std::pair<int, int>> out;
+  for (int pp = 1; pp <= max_degree; pp *= 2)
+    for (int tp = 1; tp <= max_degree && tp <= ranks_per_host; tp *= 2)
+      if (ranks_per_host % tp == 0 && world % (pp * tp) == 0) out.push_back({pp, tp});
+  return out;
+}
+
+// The job's micro-batches, or for a pipeline that has none (1), the fewest that divide the
+// batch and keep the bubble (p-1)/(m+p-1) at or below a third: m >= 2(p-1).
+int pipeline_microbatches(const TrainingArguments& a, int pp) {
+  if (pp == 1 || a.microbatches > 1) return a.microbatches;
+  const int B = a.per_device_train_batch_size;
+  for (int m = 2 * (pp - 1); m <= B; ++m)
+    if (B % m == 0) return m;
+  return B;
 }
 
 int plan_run(const PlanOptions& o) {
@@ -129,57 +161,102 @@ int plan_run(const PlanOptions& o) {
   in.local_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const jobs::PlannedJob pj = jobs::make_plan(in);
   const TrainingArguments& a = pj.args;
-  const MemoryEstimate mem = memory_per_rank(a);
-  const double mem_mib = static_cast<double>(mem.total()) / (1 << 20);
+  const std::string config_path = a.model_name_or_path + "/config.json";
+  const ModelConfig cfg = load_model_config(a.model_name_or_path);
+  const int B = a.per_device_train_batch_size, T = a.sequence_length();
   const Calibration cal = calibrate(spec, o, in.local_cores);
-  const double grad_bytes = static_cast<double>(mem.gradients);
+
+  // Unit profiles on this machine's cores, one per micro-batch and tensor-parallel degree.
+  std::map<std::string, UnitProfile> profiles;
+  auto profile = [&](int rows, int tp) -> const UnitProfile& {
+    const ProfileKey k{a.model_name_or_path, rows, T, tp, cal.threads};
+    auto it = profiles.find(k.id());
+    if (it != profiles.end()) return it->second;
+    std::printf("profiling the layer units: batch %d x %d, tensor-parallel rank 0 of %d, %d thread(s)...\n", rows, T,
+                tp, cal.threads);
+    std::fflush(stdout);
+    return profiles.emplace(k.id(), profile_units(cfg, rows, T, tp, cal.threads, o.profile_steps)).first->second;
+  };
+  const double other = other_seconds(cal.step_s, profile(B, 1));
+  std::map<int, std::unique_ptr<Model<float>>> rank_models;  // by tensor-parallel degree, for the memory plan
 
   std::vector<Candidate> all;
+  int skipped = 0;
   for (const jobs::InstanceType& t : catalog.types()) {
     const int rph = jobs::ranks_per_instance(t, spec.distribution, spec.source);
     const int threads = std::max(1, t.cores / rph);
-    for (int n : o.counts) {
-      Candidate c;
-      c.layout = cat(n, " x ", t.name, " (", rph, " rank(s) of ", threads, " thread(s) each)");
-      c.world = n * rph;
-      c.threads = threads;
-      c.mem_mib = mem_mib;
-      c.fits = mem_mib * rph <= t.memory_gib * 1024;
-      // Compute scales with the cores a rank has (measured here on cal.threads).
-      const double compute = cal.step_s * cal.threads / threads;
-      c.step = project_step(compute, grad_bytes, LayoutShape{n, rph, 0, threads}, shm, inter);
-      const int64_t global = static_cast<int64_t>(a.per_device_train_batch_size) * a.gradient_accumulation_steps * c.world;
-      c.steps = a.max_steps > 0 ? a.max_steps
-                                : static_cast<int64_t>(std::ceil(a.num_train_epochs * static_cast<double>(cal.train_samples) /
-                                                                 static_cast<double>(global)));
-      c.total_s = c.step.step_s() * c.steps;
-      const double price = spec.use_spot_instances ? t.spot_usd_per_hour : t.on_demand_usd_per_hour;
-      c.cost_usd = c.total_s * n * price / 3600;
-      all.push_back(c);
-    }
+    for (int n : o.counts)
+      for (const auto& [pp, tp] : candidate_degrees(n * rph, rph, o.max_degree)) {
+        Candidate c;
+        c.world = n * rph;
+        c.threads = threads;
+        TrainingArguments la = a;
+        la.pipeline_parallel_degree = pp;
+        la.tensor_parallel_degree = tp;
+        la.microbatches = pipeline_microbatches(a, pp);
+        try {
+          c.parallel = parallel_layout(la, cfg, c.world, config_path);
+        } catch (const Error&) {
+          ++skipped;  // the model cannot take it (heads, layers or vocabulary)
+          continue;
+        }
+        c.layout = cat(n, " x ", t.name, " (", rph, " rank(s) of ", threads, " thread(s) each)");
+        auto& rank_model = rank_models[tp];
+        if (!rank_model) {
+          ModelConfig split = cfg;
+          split.tensor_split = {tp, 0};
+          rank_model = make_model<float>(split);  // the flat buffers are reserved, never touched
+        }
+        c.mem_mib = static_cast<double>(plan_largest_rank(*rank_model, c.parallel.stage_blocks, B, T, c.parallel.dp, la).total()) /
+                    (1 << 20);
+        c.fits = c.mem_mib * rph <= t.memory_gib * 1024;
+        c.step = project_layout(profile(B / c.parallel.microbatches, tp), c.parallel, LayoutShape{n, rph, 0, threads},
+                                shm, inter, other);
+        const int64_t global = static_cast<int64_t>(B) * a.gradient_accumulation_steps * c.parallel.dp;
+        c.steps = a.max_steps > 0 ? a.max_steps
+                                  : static_cast<int64_t>(std::ceil(a.num_train_epochs * static_cast<double>(cal.train_samples) /
+                                                                   static_cast<double>(global)));
+        c.total_s = c.step.step_s() * c.steps;
+        const double price = spec.use_spot_instances ? t.spot_usd_per_hour : t.on_demand_usd_per_hour;
+        c.cost_usd = c.total_s * n * price / 3600;
+        all.push_back(c);
+      }
   }
   std::stable_sort(all.begin(), all.end(), [](const Candidate& x, const Candidate& y) {
     if (x.fits != y.fits) return x.fits;
     return x.total_s < y.total_s;
   });
-  std::printf("job %s: model %s, batch %d x seq %d per rank, %s\n", spec.source.c_str(), a.model_name_or_path.c_str(),
-              a.per_device_train_batch_size, a.max_seq_length,
+  std::printf("job %s: model %s, batch %d x seq %d per rank, %s\n", spec.source.c_str(), a.model_name_or_path.c_str(), B,
+              a.max_seq_length,
               a.max_steps > 0 ? cat(a.max_steps, " steps").c_str()
                               : cat(a.num_train_epochs, " epoch(s) of ", cal.train_samples, " samples").c_str());
-  std::printf("measured: %.4g s per step on 1 process of %d thread(s) (%s %d steps); gradients %.1f MiB per step\n",
+  const UnitProfile& whole = profile(B, 1);
+  double units_s = 0;
+  for (const UnitWork& w : whole.units) units_s += w.forward_s + w.backward_s;
+  auto both = [](const UnitWork& w) { return w.forward_s + w.backward_s; };
+  std::printf("measured: %.4g s per step on 1 process of %d thread(s) (%s %d steps): layer units %.4g s (embeddings "
+              "%.3g, %zu blocks of %.3g, head %.3g; forward + backward), AdamW %.4g s, the rest %.4g s\n",
               cal.step_s, cal.threads, cal.upper_bound ? "an upper bound: the mean of" : "the difference of 2 and 2 + N, N =",
-              cal.steps, grad_bytes / (1 << 20));
+              cal.steps, units_s, both(whole.units.front()), whole.units.size() - 2, both(whole.units[1]),
+              both(whole.units.back()), whole.step_compute_s() - units_s, other);
   std::printf("links: within a host %s (%.1f us, %.2f GB/s; %s); between hosts %s (%.1f us, %.2f GB/s; %s)\n",
               shm.name.c_str(), shm.latency_s * 1e6, shm.bandwidth_bytes_per_s / 1e9, shm.source.c_str(),
               inter.name.c_str(), inter.latency_s * 1e6, inter.bandwidth_bytes_per_s / 1e9, inter.source.c_str());
-  std::printf("assumed: compute per step scales with the cores per rank; the all-reduce is not hidden behind backward "
-              "(an upper bound); ranks run on CPUs (no GPU backend yet)\n\n");
-  std::printf("%-58s %6s %12s %5s %10s %10s %10s %8s %10s %12s\n", "layout", "ranks", "MiB/rank", "fits", "compute s",
-              "comm s", "step s", "steps", "total", "cost USD");
-  for (const Candidate& c : all)
-    std::printf("%-58s %6d %12.1f %5s %10.4g %10.4g %10.4g %8lld %10s %12.6f\n", c.layout.c_str(), c.world, c.mem_mib,
-                c.fits ? "yes" : "no", c.step.compute_s, c.step.comm_s, c.step.step_s(), static_cast<long long>(c.steps),
+  std::printf("assumed: compute scales with the cores per rank; all-reduces are not hidden behind backward (an upper "
+              "bound); pipelines without microbatches get the fewest that keep the bubble at or below a third; "
+              "ranks run on CPUs (no GPU backend yet)\n\n");
+  std::printf("%-50s %6s %10s %10s %5s %9s %9s %9s %9s %8s %10s %12s\n", "layout", "ranks", "dp x pp x tp",
+              "MiB/rank", "fits", "compute s", "bubble s", "comm s", "step s", "steps", "total", "cost USD");
+  const size_t shown = o.top > 0 ? std::min<size_t>(all.size(), static_cast<size_t>(o.top)) : all.size();
+  for (size_t i = 0; i < shown; ++i) {
+    const Candidate& c = all[i];
+    std::printf("%-50s %6d %10s %10.1f %5s %9.4g %9.4g %9.4g %9.4g %8lld %10s %12.6f\n", c.layout.c_str(), c.world,
+                cat(c.parallel.dp, "x", c.parallel.pp, "x", c.parallel.tp).c_str(), c.mem_mib, c.fits ? "yes" : "no",
+                c.step.compute_s, c.step.bubble_s, c.step.comm_s, c.step.step_s(), static_cast<long long>(c.steps),
                 hms(c.total_s).c_str(), c.cost_usd);
+  }
+  if (shown < all.size()) std::printf("(%zu more: --top 0 lists them all)\n", all.size() - shown);
+  if (skipped) std::printf("(%d layout(s) the model cannot take left out: heads, layers or vocabulary)\n", skipped);
   return 0;
 }
 
@@ -193,6 +270,13 @@ Run define_plan(CLI::App& cmd) {
   cmd.add_option("--calibration-steps", o->calibration_steps, "steps of the calibration run (3 or more)")
       ->check(CLI::Range(3, 1000))
       ->capture_default_str();
+  cmd.add_option("--max-degree", o->max_degree, "largest pipeline and tensor-parallel degree tried (powers of 2)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd.add_option("--profile-steps", o->profile_steps, "timed steps of each layer-unit profile")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd.add_option("--top", o->top, "rows to print, best first (0: all)")->check(CLI::NonNegativeNumber)->capture_default_str();
   return [o](const auto&) { return plan_run(*o); };
 }
 

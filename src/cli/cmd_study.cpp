@@ -21,8 +21,10 @@
 #include "jobs/job_spec.h"
 #include "jobs/launcher.h"
 #include "jobs/process.h"
+#include "models/config.h"
 #include "study/cell_plan.h"
 #include "study/study_table.h"
+#include "train/unit_profile.h"
 #include "util/error.h"
 #include "util/signal_flag.h"
 
@@ -94,6 +96,25 @@ int run_job(const std::vector<std::string>& argv, const std::string& log) {
   }
 }
 
+// The unit profiles the projections need (study/projection.h), measured here before the cells
+// run (the machine is then the study's alone) and kept in unit_profiles.json, so that a resumed
+// study projects from the same measurements.
+void measure_profiles(const std::vector<ProfileKey>& keys, const std::string& path, ProjectionContext& pc) {
+  nlohmann::json kept = fs::exists(path) ? io::read_json_file(path) : nlohmann::json::object();
+  for (const auto& [id, j] : kept.items()) pc.profiles[id] = UnitProfile::from_json(j);
+  for (const ProfileKey& k : keys) {
+    if (pc.profiles.count(k.id())) continue;
+    std::printf("profiling the layer units of %s: batch %d x %d, tensor-parallel rank 0 of %d, %d thread(s)...\n",
+                k.model.c_str(), k.B, k.T, k.tp, k.threads);
+    std::fflush(stdout);
+    const UnitProfile p = profile_units(load_model_config(k.model), k.B, k.T, k.tp, k.threads);
+    std::printf("  %.4g s per step of compute (%zu units)\n", p.step_compute_s(), p.units.size());
+    pc.profiles[k.id()] = p;
+    kept[k.id()] = p.to_json();
+    io::write_file_atomic(path, kept.dump(1) + "\n");
+  }
+}
+
 std::string summary(const RunResult& r) {
   if (!r.completed()) return r.status.empty() ? "did not start (see the log)" : r.status + ": " + r.message;
   std::string s = cat("train ", r.train_runtime, " s, ", r.samples_per_second, " samples/s, cost ", r.cost_usd, " USD");
@@ -150,9 +171,23 @@ int study_run(const StudyOptions& o) {
   }
   std::printf("study %s: %zu cell(s), %d to run x %d repeat(s), %zu skipped; results in %s\n", spec.name.c_str(),
               cells.size(), runnable, spec.repeats, cells.size() - runnable, dir.c_str());
+  std::vector<ProfileKey> profiles;
+  for (const CellRuns& c : cells)
+    if (c.plan.invalid.empty()) {
+      profiles.push_back(c.plan.micro_profile());
+      if (c.plan.world_size == 1) profiles.push_back(c.plan.whole_batch_profile());
+    }
+  const CellPlan* reference = projection_reference(cells);
+  if (reference && !spec.projection.instance_counts.empty()) {
+    std::vector<std::string> skipped;
+    pc.past = plan_projected_layouts(spec, *reference, skipped);
+    for (const std::string& why : skipped) std::printf("projection: skipped %s\n", why.c_str());
+    for (const ProjectedLayout& p : pc.past) profiles.push_back(p.profile);
+  }
   std::fflush(stdout);
   if (o.dry_run) return 0;
   if (runnable == 0) fail(spec.source, ": no cell of the grid can run (see the reasons above)");
+  measure_profiles(profiles, dir + "/unit_profiles.json", pc);
 
   int done = 0, failed = 0;
   const int total = runnable * spec.repeats;

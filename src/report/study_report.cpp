@@ -82,28 +82,36 @@ void projection(HtmlPage& page, const json& results) {
                    "nothing to check the projection on.");
   } else {
     Chart c{"Projected against measured train time", "ranks", "train time, s", {measured, projected}, false, true};
-    page.chart(render_svg(c), "Each multi-rank cell projected from its one-rank cell (compute per step, slowed by "
-                              "ranks sharing this machine's cores) and the all-reduce model of the link it ran on "
+    page.chart(render_svg(c), "Each multi-rank cell projected from its one-rank cell's measured step and the unit "
+                              "profiles (per layer unit: forward, backward, tensor-parallel traffic; slowed by ranks "
+                              "sharing this machine's cores) with the models of the link it ran on "
                               "(catalog/links.yaml); the table's projection error is (projected - measured) / measured.");
   }
   const json& layouts = results.value("projection", json::array());
   if (layouts.empty()) return;
-  Series time{"projected train time", {}, {}, {}, true};
+  std::vector<Series> curves;  // one per parallel layout, against the ranks
   std::vector<std::vector<std::string>> rows;
   for (const json& l : layouts) {
-    time.x.push_back(num(l, "world_size"));
-    time.y.push_back(num(l, "train_s"));
+    // Studies run before pipeline and tensor-parallel projections have data-parallel rows only.
+    const std::string split =
+        cat(l.value("dp", l.at("world_size").get<int>()), " x ", l.value("pp", 1), " x ", l.value("tp", 1));
+    const std::string layout = l.value("layout", "{}"), name = layout == "{}" ? "data parallel" : layout;
+    auto curve = std::find_if(curves.begin(), curves.end(), [&](const Series& c) { return c.title == name; });
+    if (curve == curves.end()) curve = curves.insert(curves.end(), Series{name, {}, {}, {}, true});
+    curve->x.push_back(num(l, "world_size"));
+    curve->y.push_back(num(l, "train_s"));
     rows.push_back({cat(l.at("instances").get<int>(), " x ", l.at("instance_type").get<std::string>()),
-                    std::to_string(l.at("ranks_per_host").get<int>()), std::to_string(l.at("world_size").get<int>()),
-                    fixed(num(l, "compute_s"), 4), fixed(num(l, "comm_s"), 4), fixed(num(l, "step_s"), 4),
+                    std::to_string(l.at("world_size").get<int>()), split, fixed(num(l, "compute_s"), 4),
+                    fixed(l.value("bubble_s", 0.0), 4), fixed(num(l, "comm_s"), 4), fixed(num(l, "step_s"), 4),
                     std::to_string(l.at("steps").get<int64_t>()), fixed(num(l, "train_s"), 1),
                     fixed(num(l, "cost_usd"), 6)});
   }
-  Chart c{"Projected train time past this machine", "ranks", "train time, s", {time}, true, false};
+  Chart c{"Projected train time past this machine", "ranks", "train time, s", curves, true, false};
   page.chart(render_svg(c), "The same samples budget on hosts of their own (no shared cores), shared memory within a "
-                            "host and the projection's link between hosts.");
-  page.table({"layout", "ranks/host", "ranks", "compute s/step", "all-reduce s/step", "step s", "steps", "train s",
-              "cost USD"},
+                            "host and the projection's link between hosts; one curve per parallel layout, each "
+                            "from the unit profile of its micro-batch and tensor-parallel degree.");
+  page.table({"hosts", "ranks", "dp x pp x tp", "compute s/step", "bubble s/step", "communication s/step", "step s",
+              "steps", "train s", "cost USD"},
              rows);
 }
 

@@ -10,9 +10,9 @@
 #include "io/files.h"
 #include "jobs/job_plan.h"
 #include "models/config.h"
-#include "models/memory_estimate.h"
 #include "models/registry.h"
 #include "train/parallel_layout.h"
+#include "train/pipeline_partition.h"
 #include "util/error.h"
 
 namespace strata::study {
@@ -94,6 +94,60 @@ jobs::PlannedJob plan_job(const CellContext& ctx, const CellPlan& c, const YAML:
 
 }  // namespace
 
+ParallelLayout parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, int world,
+                               const std::string& config_path) {
+  ParallelLayout l;
+  l.pp = a.pipeline_parallel_degree;
+  l.tp = a.tensor_parallel_degree;
+  if (world % (l.pp * l.tp) != 0)
+    fail("pipeline_parallel_degree ", l.pp, " x tensor_parallel_degree ", l.tp, " does not divide ", world, " ranks");
+  l.dp = world / (l.pp * l.tp);
+  l.microbatches = a.microbatches;
+  if (a.per_device_train_batch_size % l.microbatches != 0)
+    fail("microbatches ", l.microbatches, " does not divide per_device_train_batch_size ", a.per_device_train_batch_size);
+  l.accumulation = a.gradient_accumulation_steps;
+  l.zero_stage = a.sharding_stage();
+  if (l.tp > 1) check_tensor_split(cfg, l.tp, config_path);
+  if (l.pp > 1) l.stage_blocks = partition_blocks(*make_model<float>(cfg), a, l.pp, config_path);
+  return l;
+}
+
+std::vector<ProjectedLayout> plan_projected_layouts(const StudySpec& spec, const CellPlan& ref,
+                                                    std::vector<std::string>& skipped) {
+  const ProjectionSpec& ps = spec.projection;
+  const std::string config_path = ref.args.model_name_or_path + "/config.json";
+  const ModelConfig cfg = load_model_config(ref.args.model_name_or_path);
+  std::vector<ProjectedLayout> out;
+  for (const std::string& text : ps.layouts)
+    for (int n : ps.instance_counts) {
+      ProjectedLayout p;
+      p.instances = n;
+      p.ranks_per_host = ps.ranks_per_host;
+      p.layout_text = text;
+      try {
+        TrainingArguments a = ref.args;
+        for (const auto& kv : YAML::Load(text))
+          set_training_argument(a, kv.first.Scalar(), kv.second, cat(spec.source, " projection.layouts ", text));
+        p.layout = parallel_layout(a, cfg, n * ps.ranks_per_host, config_path);
+        p.profile = {a.model_name_or_path, a.per_device_train_batch_size / p.layout.microbatches, a.sequence_length(),
+                     p.layout.tp, ref.threads_per_rank};
+        out.push_back(p);
+      } catch (const Error& e) {
+        skipped.push_back(cat(n, " x ", ps.instance_type, " ", text, ": ", e.what()));
+      }
+    }
+  return out;
+}
+
+ProfileKey CellPlan::micro_profile() const {
+  return {args.model_name_or_path, per_device_batch / std::max(1, layout.microbatches), args.sequence_length(),
+          layout.tp, threads_per_rank};
+}
+
+ProfileKey CellPlan::whole_batch_profile() const {
+  return {args.model_name_or_path, per_device_batch, args.sequence_length(), 1, threads_per_rank};
+}
+
 double scaled_learning_rate(double lr, const std::string& scaling, int64_t global_batch, int64_t reference) {
   if (scaling == "none") return lr;
   const double ratio = static_cast<double>(global_batch) / static_cast<double>(reference);
@@ -123,9 +177,8 @@ CellPlan plan_cell(const CellContext& ctx, const CellValues& values) {
     const dist::RankGrid grid = make_rank_grid(pj.args, layout);
     const ModelConfig cfg = load_model_config(pj.args.model_name_or_path);
     check_parallel_layout(pj.args, cfg, pj.args.model_name_or_path + "/config.json", grid, layout);
-    c.gradient_bytes = static_cast<double>(
-        estimate_training_memory(*make_model<float>(cfg), pj.args.per_device_train_batch_size, pj.args.max_seq_length)
-            .gradients);
+    c.args = pj.args;
+    c.layout = parallel_layout(pj.args, cfg, p.world_size(), pj.args.model_name_or_path + "/config.json");
     c.instance_type = p.instance.name;
     c.instance_count = p.instance_count;
     c.ranks_per_host = p.ranks_per_host;

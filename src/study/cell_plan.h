@@ -6,8 +6,11 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "study/projection.h"
 #include "study/study_spec.h"
+#include "train/training_args.h"
 
 namespace strata::study {
 
@@ -38,13 +41,39 @@ struct CellPlan {
   std::string lr_scaling = "none";
   double learning_rate = 0;
   double usd_per_hour = 0;  // all the cell's instances together
-  double gradient_bytes = 0;  // what each step all-reduces (data parallel: every parameter's gradient)
+  TrainingArguments args;   // the cell's training, as its job runs it
+  ParallelLayout layout;    // data x pipeline x tensor, with the pipeline's blocks per stage
+
+  // The unit profiles its projection needs: at its micro-batch and tensor-parallel degree, and
+  // (for a one-rank cell, the reference of the others) at the whole batch on one rank.
+  ProfileKey micro_profile() const;
+  ProfileKey whole_batch_profile() const;
 
   std::string dir(const CellContext& c) const { return c.study_dir + "/cells/" + id; }
   std::string job_name(int repeat) const { return id + "-r" + std::to_string(repeat); }
 };
 
 CellPlan plan_cell(const CellContext& ctx, const CellValues& values);
+
+// The layout a job's arguments give on `world` ranks: the pipeline and tensor-parallel degrees,
+// the rest data parallel, and the blocks of each stage as the trainer splits them. Throws
+// strata::Error (naming config_path) where the layout cannot run.
+ParallelLayout parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, int world,
+                               const std::string& config_path);
+
+// A layout past this machine (the study's `projection:`), planned from the reference cell.
+struct ProjectedLayout {
+  int instances = 1, ranks_per_host = 1;
+  std::string layout_text;  // the parallel options it sets ({} for data parallelism only)
+  ParallelLayout layout;
+  ProfileKey profile;  // at its micro-batch and tensor-parallel degree, the reference's threads
+};
+
+// spec.projection's layouts on each of its instance counts, with the reference cell's training.
+// A layout that cannot run on a count (degrees that do not divide the ranks, a split the model
+// cannot take) is left out, its reason added to `skipped`.
+std::vector<ProjectedLayout> plan_projected_layouts(const StudySpec& spec, const CellPlan& ref,
+                                                    std::vector<std::string>& skipped);
 
 // lr x (global / reference) for linear, x sqrt(global / reference) for sqrt, unchanged for none.
 double scaled_learning_rate(double lr, const std::string& scaling, int64_t global_batch, int64_t reference);

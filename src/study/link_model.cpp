@@ -39,6 +39,8 @@ double allreduce_seconds(const LinkModel& l, double bytes, int ranks) {
   return 2.0 * (ranks - 1) * l.latency_s + 2.0 * (ranks - 1) / ranks * bytes / l.bandwidth_bytes_per_s;
 }
 
+double p2p_seconds(const LinkModel& l, double bytes) { return l.latency_s + bytes / l.bandwidth_bytes_per_s; }
+
 std::vector<LinkModel> load_links(const std::string& path) {
   YAML::Node root;
   try {

@@ -21,6 +21,9 @@ struct LinkModel {
 LinkModel fit_link(const std::string& name, const std::vector<std::pair<double, double>>& bytes_seconds, int ranks);
 
 double allreduce_seconds(const LinkModel& link, double bytes, int ranks);
+// One message of `bytes` from one rank to another (a pipeline stage's activations): one step
+// of the ring, at the same latency and bandwidth.
+double p2p_seconds(const LinkModel& link, double bytes);
 
 // catalog/links.yaml: name -> {ranks, points: [[bytes, seconds], ...], source} (fitted here) or
 // {latency_us, bandwidth_gbit, source} (stated). Errors name the file and line.

@@ -163,7 +163,8 @@ StudySpec parse_study_spec(const std::string& text, const std::string& source) {
        }},
       {"projection",
        [&](const YAML::Node& v, const std::string& w) {
-         const char* expected = ": projection expects {instance_type: T, ranks_per_host: R, instance_counts: [..], link: L}";
+         const char* expected =
+             ": projection expects {instance_type: T, ranks_per_host: R, instance_counts: [..], link: L, layouts: [{..}, ..]}";
          if (!v.IsMap() || !v["instance_type"] || !v["instance_counts"] || !v["link"]) fail(w, expected);
          s.projection.instance_type = v["instance_type"].Scalar();
          s.projection.link = v["link"].Scalar();
@@ -171,6 +172,16 @@ StudySpec parse_study_spec(const std::string& text, const std::string& source) {
          if (!v["instance_counts"].IsSequence() || v["instance_counts"].size() == 0) fail(w, expected);
          for (const auto& n : v["instance_counts"])
            s.projection.instance_counts.push_back(static_cast<int>(integer(n, w, "projection.instance_counts", 1)));
+         if (v["layouts"]) {
+           if (!v["layouts"].IsSequence() || v["layouts"].size() == 0) fail(w, expected);
+           for (const auto& l : v["layouts"]) {
+             if (!l.IsMap())
+               fail(line_of(l, s.source), ": projection.layouts expects mappings of parallel options, e.g. {tensor_parallel_degree: 2}");
+             s.projection.layouts.push_back(flow_text(l));
+           }
+         } else {
+           s.projection.layouts.push_back("{}");  // data parallelism only
+         }
        }},
       {"grid",
        [&](const YAML::Node& v, const std::string& w) {

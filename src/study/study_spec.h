@@ -35,12 +35,14 @@ struct Budget {
 
 // Layouts past this machine to project from the one-rank cell: `instance_counts` hosts of
 // `instance_type`, `ranks_per_host` each, all-reducing over shared memory within a host and
-// over `link` (catalog/links.yaml) between hosts.
+// over `link` (catalog/links.yaml) between hosts; each of `layouts` (mappings of parallel
+// options, as the grid's layout axis; {} is data parallelism only, the default) on each count.
 struct ProjectionSpec {
   std::string instance_type;
   int ranks_per_host = 1;
   std::vector<int> instance_counts;
   std::string link;
+  std::vector<std::string> layouts;
 };
 
 struct StudySpec {

@@ -29,6 +29,7 @@ nlohmann::json row(const CellRuns& c) {
                       {"instance_count", p.instance_count},
                       {"ranks_per_host", p.ranks_per_host},
                       {"world_size", p.world_size},
+                      {"parallel", cat(p.layout.dp, "x", p.layout.pp, "x", p.layout.tp)},
                       {"threads_per_rank", p.threads_per_rank},
                       {"per_device_batch", p.per_device_batch},
                       {"global_batch", p.global_batch},
@@ -39,9 +40,10 @@ nlohmann::json row(const CellRuns& c) {
                       {"max_steps", p.max_steps},
                       {"samples", p.samples},
                       {"usd_per_hour", p.usd_per_hour}};
-  // One curve of the charts: where the ranks run and how they load data (the learning rate
-  // does not change the time).
-  r["group"] = cat(p.cluster, ", workers ", p.dataloader_num_workers);
+  // One curve of the charts: where the ranks run, how they load data and how the model is
+  // split (the learning rate does not change the time).
+  r["group"] = cat(p.cluster, ", workers ", p.dataloader_num_workers,
+                   p.layout.pp > 1 || p.layout.tp > 1 ? cat(", pp ", p.layout.pp, " tp ", p.layout.tp) : std::string());
   std::vector<double> t, sps, bill, cost, rss;
   std::map<std::string, std::vector<double>> eval;
   int done = 0;
@@ -90,6 +92,7 @@ constexpr Column kColumns[] = {
     {"instance_count", "instances", -1},
     {"ranks_per_host", "ranks/host", -1},
     {"world_size", "ranks", -1},
+    {"parallel", "dp x pp x tp", -1},
     {"per_device_batch", "batch/rank", -1},
     {"global_batch", "global batch", -1},
     {"dataloader_num_workers", "workers", -1},
@@ -155,37 +158,69 @@ std::string cell_link(const CellPlan& p) {
   return "netns-" + (p.rate.empty() ? std::string("unlimited") : p.rate);
 }
 
+const UnitProfile* profile_of(const ProjectionContext& pc, const ProfileKey& k) {
+  const auto it = pc.profiles.find(k.id());
+  return it == pc.profiles.end() ? nullptr : &it->second;
+}
+
+nlohmann::json estimate_json(const StepEstimate& e) {
+  return {{"compute_s", e.compute_s}, {"bubble_s", e.bubble_s}, {"comm_s", e.comm_s}, {"step_s", e.step_s()}};
+}
+
 // The projection past this machine: hosts of their own (no shared cores), shared memory within
-// a host, spec.projection.link between hosts; compute per step from the one-rank cell `ref`.
+// a host, spec.projection.link between hosts; from the reference cell's measured step and profiles.
 nlohmann::json project_layouts(const StudySpec& spec, const ProjectionContext& pc, const CellPlan& ref, double ref_step_s) {
-  const ProjectionSpec& ps = spec.projection;
   const LinkModel* shm = link_of(pc.links, "shm");
-  const LinkModel& inter = find_link(pc.links, ps.link, spec.source + " projection.link");
+  const LinkModel& inter = find_link(pc.links, spec.projection.link, spec.source + " projection.link");
+  const UnitProfile* whole = profile_of(pc, ref.whole_batch_profile());
   nlohmann::json out = nlohmann::json::array();
-  if (!shm) return out;
-  for (int n : ps.instance_counts) {
-    LayoutShape shape{n, ps.ranks_per_host, 0, ref.threads_per_rank};
-    const StepEstimate e = project_step(ref_step_s, ref.gradient_bytes, shape, *shm, inter);
-    const int64_t global = static_cast<int64_t>(ref.per_device_batch) * shape.world();
+  if (!shm || !whole) return out;
+  const double other = other_seconds(ref_step_s, *whole);
+  for (const ProjectedLayout& p : pc.past) {
+    const UnitProfile* micro = profile_of(pc, p.profile);
+    if (!micro) continue;
+    const LayoutShape shape{p.instances, p.ranks_per_host, 0, ref.threads_per_rank};
+    const StepEstimate e = project_layout(*micro, p.layout, shape, *shm, inter, other);
+    const int64_t global = static_cast<int64_t>(ref.per_device_batch) * p.layout.accumulation * p.layout.dp;
     const int64_t steps = spec.budget.samples > 0
                               ? std::max<int64_t>(1, std::llround(static_cast<double>(spec.budget.samples) / global))
                               : spec.budget.max_steps;
     const double t = e.step_s() * steps;
-    out.push_back({{"instances", n},
-                   {"ranks_per_host", ps.ranks_per_host},
-                   {"world_size", shape.world()},
-                   {"instance_type", ps.instance_type},
-                   {"compute_s", e.compute_s},
-                   {"comm_s", e.comm_s},
-                   {"step_s", e.step_s()},
-                   {"steps", steps},
-                   {"train_s", t},
-                   {"cost_usd", t * n * pc.usd_per_instance_hour / 3600}});
+    nlohmann::json j = {{"instances", p.instances},
+                        {"ranks_per_host", p.ranks_per_host},
+                        {"world_size", shape.world()},
+                        {"instance_type", spec.projection.instance_type},
+                        {"layout", p.layout_text},
+                        {"dp", p.layout.dp},
+                        {"pp", p.layout.pp},
+                        {"tp", p.layout.tp},
+                        {"steps", steps},
+                        {"train_s", t},
+                        {"cost_usd", t * p.instances * pc.usd_per_instance_hour / 3600}};
+    j.update(estimate_json(e));
+    out.push_back(j);
   }
   return out;
 }
 
 }  // namespace
+
+const CellPlan* projection_reference(const std::vector<CellRuns>& cells) {
+  const CellPlan* first = nullptr;
+  for (const CellRuns& c : cells)
+    if (c.plan.invalid.empty() && c.plan.world_size == 1) {
+      first = &c.plan;
+      break;
+    }
+  for (const CellRuns& m : cells)
+    if (m.plan.invalid.empty() && m.plan.world_size > 1) {
+      for (const CellRuns& c : cells)
+        if (c.plan.invalid.empty() && c.plan.world_size == 1 && workload_key(c.plan) == workload_key(m.plan))
+          return &c.plan;
+      break;
+    }
+  return first;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -220,26 +255,25 @@ nlohmann::json study_results(const StudySpec& spec, const std::vector<CellRuns>&
     if (ref->second.samples_per_s > 0)
       r["scaling_efficiency"] = r.at("samples_per_s").get<double>() / (c.plan.world_size * ref->second.samples_per_s);
     const LinkModel* link = link_of(pc.links, cell_link(c.plan));
-    if (c.plan.world_size > 1 && link) {
-      LayoutShape shape{c.plan.instance_count, c.plan.ranks_per_host, pc.machine_cores, c.plan.threads_per_rank};
-      const StepEstimate e = project_step(ref->second.step_s, c.plan.gradient_bytes, shape, *link, *link);
+    const UnitProfile* whole = profile_of(pc, ref->second.plan->whole_batch_profile());
+    const UnitProfile* micro = profile_of(pc, c.plan.micro_profile());
+    if (c.plan.world_size > 1 && link && whole && micro) {
+      const LayoutShape shape{c.plan.instance_count, c.plan.ranks_per_host, pc.machine_cores, c.plan.threads_per_rank};
+      const StepEstimate e =
+          project_layout(*micro, c.plan.layout, shape, *link, *link, other_seconds(ref->second.step_s, *whole));
       const double projected = e.step_s() * c.plan.max_steps;
       r["projected_train_s"] = projected;
       r["projected_comm_s"] = e.comm_s * c.plan.max_steps;
+      r["projected_bubble_s"] = e.bubble_s * c.plan.max_steps;
       r["projection_error"] = (projected - r.at("train_s").get<double>()) / r.at("train_s").get<double>();
     }
   }
   nlohmann::json projection = nlohmann::json::array();
-  // Past this machine, from the one-rank cell of the first multi-rank cell's workload (the
-  // workload the study scales), else of any.
-  if (!spec.projection.instance_counts.empty() && !pc.links.empty() && !one_rank.empty()) {
-    auto ref = one_rank.begin();
-    for (const CellRuns& c : cells)
-      if (c.plan.invalid.empty() && c.plan.world_size > 1 && one_rank.count(workload_key(c.plan))) {
-        ref = one_rank.find(workload_key(c.plan));
-        break;
-      }
-    projection = project_layouts(spec, pc, *ref->second.plan, ref->second.step_s);
+  const CellPlan* ref = projection_reference(cells);
+  if (!pc.past.empty() && !pc.links.empty() && ref) {
+    const auto measured = one_rank.find(workload_key(*ref));
+    if (measured != one_rank.end() && measured->second.plan == ref)
+      projection = project_layouts(spec, pc, *ref, measured->second.step_s);
   }
   nlohmann::json budget = {{"samples", spec.budget.samples}, {"max_steps", spec.budget.max_steps}};
   const std::string note = cat(budget_sentence(budget), " Medians over ", spec.repeats,

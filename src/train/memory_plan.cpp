@@ -250,4 +250,20 @@ std::string format_measured_memory(int rank, const RankMemoryMeasured& m) {
   return out;
 }
 
+RankMemoryPlan plan_largest_rank(const Model<float>& rank_model, const std::vector<int>& stage_blocks, int B, int T,
+                                 int dp, const TrainingArguments& a) {
+  const int states = a.optim == "sgd" ? 1 : 2;
+  if (stage_blocks.size() <= 1 && a.microbatches == 1)
+    return plan_rank_memory(rank_model, B, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb, states, activation_policy(a));
+  const PipelineStages stages(rank_model, stage_blocks.empty() ? std::vector<int>{rank_model.num_blocks()} : stage_blocks);
+  RankMemoryPlan largest;
+  for (int s = 0; s < stages.count(); ++s) {
+    const RankMemoryPlan p =
+        plan_stage_memory(rank_model, stage_share(rank_model, stages, s, dist::parse_pipeline_kind(a.pipeline), B, a.microbatches),
+                          T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb, states, activation_policy(a));
+    if (s == 0 || p.total() > largest.total()) largest = p;
+  }
+  return largest;
+}
+
 }  // namespace strata

@@ -15,6 +15,7 @@
 #include "dist/pipeline_schedule.h"
 #include "models/model.h"
 #include "train/pipeline_stages.h"
+#include "train/training_args.h"
 
 namespace strata {
 
@@ -66,6 +67,13 @@ StageShare stage_share(const Model<float>& model, const PipelineStages& stages, 
 RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s, int T, int dp, int zero_stage,
                                  double bucket_cap_mb, int optimizer_states,
                                  const nn::ActivationPolicy& activations = {}, EvalShape eval = {});
+
+// Before any run, the plan of the rank with the largest one in a layout: `rank_model` is one
+// tensor-parallel rank's model (its slices), `stage_blocks` the pipeline's blocks per stage
+// (empty: one stage), B x T per rank, dp data-parallel ranks; the rest (ZeRO stage, buckets,
+// optimizer, micro-batches, schedule, activation policy) from `a`.
+RankMemoryPlan plan_largest_rank(const Model<float>& rank_model, const std::vector<int>& stage_blocks, int B, int T,
+                                 int dp, const TrainingArguments& a);
 
 // A few lines: one per kind of state, in MiB.
 std::string format_memory_plan(const RankMemoryPlan& p, int B, int T);

@@ -36,20 +36,39 @@ grid:
     lr_scaling: [sqrt]
   - instance_type: [local.c2]
     processes_per_host: [2]
-    layout: [{tensor_parallel_degree: 3}]
+    layout: [{tensor_parallel_degree: 3}, {tensor_parallel_degree: 2}, {pipeline_parallel_degree: 2, microbatches: 2}]
+projection: {instance_type: local.c2, ranks_per_host: 2, instance_counts: [2], link: datacenter-25gbit,
+             layouts: [{}, {tensor_parallel_degree: 2}, {tensor_parallel_degree: 4}]}
 YAML
 cd "$WORK"
 "$STRATA" study study.yaml > run1.log 2>&1 || { cat run1.log; fail "the study failed"; }
 cat run1.log
 grep -q "skipped: .*tensor_parallel_degree" run1.log || fail "the tp 3 cell on 2 ranks was not skipped with the reason"
-grep -q "3 cell(s), 2 to run x 1 repeat(s), 1 skipped" run1.log || fail "the cell count line is wrong"
+grep -q "5 cell(s), 4 to run x 1 repeat(s), 1 skipped" run1.log || fail "the cell count line is wrong"
+grep -q "projection: skipped 2 x local.c2 {tensor_parallel_degree: 4}: .*heads" run1.log || fail "the tp 4 projection was not skipped"
 # 96 samples: 12 steps of 8 on one rank, 6 steps of 16 on two; sqrt scaling doubles... by sqrt(2).
-python3 - "$WORK/study/results.json" <<'PY'
+python3 - "$WORK/study/results.json" "$WORK/study/unit_profiles.json" <<'PY'
 import json, math, sys
 r = json.load(open(sys.argv[1]))
-cells = {c["world_size"]: c for c in r["cells"]}
-assert len(r["cells"]) == 2 and len(r["skipped"]) == 1, r
-one, two = cells[1], cells[2]
+cells = {c["parallel"] if c["world_size"] > 1 else 1: c for c in r["cells"]}
+assert len(r["cells"]) == 4 and len(r["skipped"]) == 1, r
+# Every multi-rank cell is projected from the unit profile of its micro-batch and tensor-parallel
+# degree: data parallel (2x1x1), tensor parallel (1x1x2), the pipeline (1x2x1).
+for key in ("2x1x1", "1x1x2", "1x2x1"):
+    c = cells[key]
+    assert c["status"] == "completed" and c["projected_train_s"] > 0, c
+    assert abs(c["projection_error"] - (c["projected_train_s"] - c["train_s"]) / c["train_s"]) < 1e-9, c
+assert cells["1x2x1"]["projected_bubble_s"] > 0 and cells["2x1x1"]["projected_bubble_s"] == 0, cells
+assert cells["1x1x2"]["global_batch"] == 8 and cells["1x1x2"]["max_steps"] == 12, cells["1x1x2"]
+profiles = json.load(open(sys.argv[2]))
+assert any(" B 4 " in k and " tp 1 " in k for k in profiles), list(profiles)  # the pipeline's micro-batch
+assert any(" B 8 " in k and " tp 2 " in k for k in profiles), list(profiles)
+tp = [p for k, p in profiles.items() if " tp 2 " in k][0]
+assert all(u["tp_calls"] == 4 for u in tp["units"][1:-1]), tp  # Megatron: 2 all-reduces each way per block
+past = {(p["dp"], p["pp"], p["tp"]): p for p in r["projection"]}
+assert set(past) == {(4, 1, 1), (2, 1, 2)}, past
+assert all(p["train_s"] > 0 and p["cost_usd"] > 0 for p in past.values()), past
+one, two = cells[1], cells["2x1x1"]
 assert (one["max_steps"], one["samples"], one["global_batch"]) == (12, 96, 8), one
 assert (two["max_steps"], two["samples"], two["global_batch"]) == (6, 96, 16), two
 assert abs(one["learning_rate"] - 3e-3) < 1e-12 and abs(two["learning_rate"] - 3e-3 * math.sqrt(2)) < 1e-12, two
@@ -66,12 +85,13 @@ assert abs(run["cost_usd"] - run["billable_seconds"] * 0.115 / 3600) < 2e-6, run
 print("table ok:", one["train_s"], two["train_s"], two["scaling_efficiency"])
 PY
 head -1 study/results.csv | grep -q "^cell,cluster,instance_type" || fail "results.csv header"
-[[ $(wc -l < study/results.csv) == 3 ]] || fail "results.csv should have a header and 2 rows"
+[[ $(wc -l < study/results.csv) == 5 ]] || fail "results.csv should have a header and 4 rows"
 grep -q "Every cell trains on the same number of samples, 96" study/results.md || fail "the budget note is missing"
 
 # Resume: both jobs are kept.
 "$STRATA" study study.yaml > run2.log 2>&1 || { cat run2.log; fail "the resumed study failed"; }
-[[ $(grep -c "kept (completed before)" run2.log) == 2 ]] || { cat run2.log; fail "completed cells were not kept"; }
+[[ $(grep -c "kept (completed before)" run2.log) == 4 ]] || { cat run2.log; fail "completed cells were not kept"; }
+if grep -q "profiling" run2.log; then fail "the resumed study measured its unit profiles again"; fi
 # A failed job runs again (its record moves aside).
 job=$(ls -d study/jobs/*-r1 | head -1)
 python3 - "$job/status.json" <<'PY'
@@ -80,7 +100,7 @@ s = json.load(open(sys.argv[1])); s["status"] = "Failed"; json.dump(s, open(sys.
 PY
 "$STRATA" study study.yaml > run3.log 2>&1 || { cat run3.log; fail "the retry failed"; }
 grep -q "retrying (previous run Failed" run3.log || { cat run3.log; fail "the failed cell was not retried"; }
-[[ $(grep -c "kept (completed before)" run3.log) == 1 ]] || fail "the other cell should have been kept"
+[[ $(grep -c "kept (completed before)" run3.log) == 3 ]] || fail "the other cells should have been kept"
 ls -d "$job".failed-* > /dev/null || fail "the failed record was not kept aside"
 
 # Another study may not use the directory.
@@ -94,8 +114,9 @@ if grep -qiE "(src|href)=\"(https?:)?//" study/report.html; then fail "the repor
 "$STRATA" report "$job" > report_job.log 2>&1 || { cat report_job.log; fail "strata report of a job failed"; }
 grep -q "Memory per rank" "$job/report.html" || fail "the job report has no memory chart"
 
-# strata plan: a calibration run, then every catalog type at 1 and 2 instances, fastest first.
-"$STRATA" plan job.yaml --instance-counts 1,2 --calibration-steps 4 > plan.log 2>&1 || { cat plan.log; fail "strata plan failed"; }
+# strata plan: a calibration run and unit profiles, then every catalog type at 1 and 2 instances
+# with the layouts the model takes (dp x pp x tp), fastest first.
+"$STRATA" plan job.yaml --instance-counts 1,2 --calibration-steps 4 --top 0 > plan.log 2>&1 || { cat plan.log; fail "strata plan failed"; }
 cat plan.log
 # A step of the tiny model takes milliseconds: a figure near zero means the calibration's two
 # runs were lost in jitter and not measured again (what CI once caught).
@@ -109,7 +130,8 @@ rows = lines[[i for i, l in enumerate(lines) if l.startswith("layout")][0] + 1:]
 assert len(rows) >= 4, rows
 def seconds(hms):
     h, m, s = map(int, hms.split(":")); return 3600 * h + 60 * m + s
-fits = [r.split() for r in rows if r.split()[-7] == "yes"]
+rows = [r for r in rows if not r.startswith("(")]
+fits = [r.split() for r in rows if r.split()[-8] == "yes"]
 totals = [seconds(r[-2]) for r in fits]
 assert totals == sorted(totals), "not fastest first: " + str(totals)
 assert any("1 x local.c1" in r for r in rows) and any("2 x local.c2" in r for r in rows), rows
