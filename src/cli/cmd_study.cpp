@@ -22,6 +22,7 @@
 #include "jobs/launcher.h"
 #include "jobs/process.h"
 #include "models/config.h"
+#include "report/study_report.h"
 #include "study/cell_plan.h"
 #include "study/study_table.h"
 #include "train/unit_profile.h"
@@ -60,12 +61,13 @@ void claim_study_dir(const StudySpec& s, const std::string& dir, uint64_t finger
   io::write_file_atomic(marker, nlohmann::json{{"study", s.name}, {"fingerprint", fp}, {"source", s.source}}.dump(2) + "\n");
 }
 
-void write_tables(const StudySpec& spec, const std::vector<CellRuns>& cells, const ProjectionContext& pc,
-                  const std::string& dir) {
-  const nlohmann::json results = study_results(spec, cells, pc);
+nlohmann::json write_tables(const StudySpec& spec, const std::vector<CellRuns>& cells, const ProjectionContext& pc,
+                            const std::string& dir) {
+  nlohmann::json results = study_results(spec, cells, pc);
   io::write_file_atomic(dir + "/results.json", results.dump(2) + "\n");
   io::write_file_atomic(dir + "/results.csv", results_csv(results));
   io::write_file_atomic(dir + "/results.md", results_markdown(results));
+  return results;
 }
 
 // The child that runs one job of a cell: `strata job run`, inside network-namespace hosts for
@@ -230,9 +232,16 @@ int study_run(const StudyOptions& o) {
       }
     }
   }
-  write_tables(spec, cells, pc, dir);
-  std::printf("study %s: %d of %d run(s) completed; table: %s/results.md (csv, json); report: strata report %s\n",
-              spec.name.c_str(), total - failed, total, dir.c_str(), dir.c_str());
+  const nlohmann::json results = write_tables(spec, cells, pc, dir);
+  std::printf("study %s: %d of %d run(s) completed; table: %s/results.md (csv, json)\n", spec.name.c_str(),
+              total - failed, total, dir.c_str());
+  // The report too, so that one command gives the picture; the results stand without it.
+  try {
+    io::write_file_atomic(dir + "/report.html", report::study_report_html(results));
+    std::printf("report: %s/report.html\n", dir.c_str());
+  } catch (const Error& e) {
+    std::printf("the report was not drawn (%s); strata report %s draws it\n", e.what(), dir.c_str());
+  }
   return failed ? 1 : 0;
 }
 

@@ -45,6 +45,7 @@ cd "$WORK"
 cat run1.log
 grep -q "skipped: .*tensor_parallel_degree" run1.log || fail "the tp 3 cell on 2 ranks was not skipped with the reason"
 grep -q "5 cell(s), 4 to run x 1 repeat(s), 1 skipped" run1.log || fail "the cell count line is wrong"
+[[ -s study/report.html ]] && grep -q "report: .*/study/report.html" run1.log || fail "the study did not draw its report"
 grep -q "projection: skipped 2 x local.c2 {tensor_parallel_degree: 4}: .*heads" run1.log || fail "the tp 4 projection was not skipped"
 # 96 samples: 12 steps of 8 on one rank, 6 steps of 16 on two; sqrt scaling doubles... by sqrt(2).
 python3 - "$WORK/study/results.json" "$WORK/study/unit_profiles.json" <<'PY'
