@@ -206,8 +206,20 @@ measure() {  # LOGFILE -> "steps ms_per_step"
              else print "0 nan" }' "$1"
 }
 
-BATCH=$(awk -F': *' '/^per_device_train_batch_size:/ {print $2}' "$CONFIG")
-for kv in "${EXTRA[@]}"; do [[ $kv == per_device_train_batch_size=* ]] && BATCH=${kv#*=}; done
+# The global batch of a step: per-device batch x accumulation x the data-parallel ranks, which
+# are the ranks over pipeline_parallel_degree (partitions) x tensor_parallel_degree: the ranks of
+# one pipeline or tensor group work on the same samples.
+option() {  # NAME DEFAULT -> the config's value, a later --set overriding it
+  local v
+  v=$(awk -F': *' -v k="$1" '$1 == k {print $2}' "$CONFIG" | tail -n 1)
+  for kv in "${EXTRA[@]}"; do [[ $kv == "$1"=* ]] && v=${kv#*=}; done
+  echo "${v:-$2}"
+}
+BATCH=$(option per_device_train_batch_size 8)
+PP=$(option pipeline_parallel_degree "$(option partitions 1)")
+TP=$(option tensor_parallel_degree 1)
+ACCUM=$(option gradient_accumulation_steps 1)
+DP=$(( N / (PP * TP) ))
 TABLE=()
 for idx in "${!RATE_LIST[@]}"; do
   rate=${RATE_LIST[$idx]}
@@ -237,7 +249,7 @@ for idx in "${!RATE_LIST[@]}"; do
   grep -E '"loss"|train_runtime|Processes' "$log" | cut -d' ' -f2- | tail -n 4 | sed 's/^/   | /'
   read -r nsteps ms <<< "$(measure "$log")"
   hidden=$(python3 -c "import json;print(json.load(open('$out/train_results.json')).get('ddp_comm_hidden_fraction','-'))" 2>/dev/null || echo -)
-  sps=$(python3 -c "print(f'{$BATCH * $N * 1000 / $ms:.1f}')")
+  sps=$(python3 -c "print(f'{$BATCH * $ACCUM * $DP * 1000 / $ms:.1f}')")
   echo "   steady state: $ms ms/step over $nsteps steps -> $sps samples/s (global), ddp_comm_hidden_fraction $hidden, h1 eth0 sent $sent MB, wall ${wall}s"
   TABLE+=("$(printf '%-10s %6s %10s %12s %12s %10s %7s' "$rate" "$steps" "$ms" "$sps" "$hidden" "$sent" "$wall")")
 done
