@@ -94,6 +94,7 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
   double signalled_at = 0, last_signal = 0, last_sync = start, last_seen = start;
   int escalation = 0;  // after the grace period: 1 = the launcher told to stop at once, 2 = killed
   bool taken = false;  // rank 0 logged that it took the stop request
+  bool requeue_asked = false;  // a simulated interruption went through hooks.interrupt (Slurm's requeue)
   const std::string rank0_log = rec.attempt_log_dir(attempt) + "/rank-0.log";
   for (;;) {
     if (auto st = proc.poll()) {
@@ -111,8 +112,12 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
       } else if (due >= 0 && now - start >= due) {
         rec.update([](nlohmann::json& s) { s["interruptions_fired"] = s.value("interruptions_fired", 0) + 1; });
         rec.event(cat("simulated spot interruption ", due, " s into attempt ", attempt));
-        if (hooks.interrupt) hooks.interrupt();
-        else r.reason = StopReason::Interrupted;
+        if (hooks.interrupt) {
+          hooks.interrupt();
+          requeue_asked = true;
+        } else {
+          r.reason = StopReason::Interrupted;
+        }
       } else if (hooks.external_stop && hooks.external_stop()) {
         // Slurm's signal: a requeue (preemption), or its time limit, which --time sets a grace
         // period after max_run.
@@ -155,6 +160,12 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   proc.kill_session();  // what the launcher left behind, if it died before its ranks
+  // The launcher can end before the loop above has seen why: Slurm signals the job step and
+  // this runner together, and a requeue this runner asked for ends srun within a poll.
+  if (r.reason == StopReason::None && r.exit_status != 0 &&
+      (requeue_asked || (hooks.external_stop && hooks.external_stop())))
+    r.reason = !requeue_asked && before + (now_seconds() - start) >= p.max_run - 60 ? StopReason::MaxRuntime
+                                                                                     : StopReason::Interrupted;
   const double end = now_seconds();
   r.seconds = end - start;
   rec.update([&](nlohmann::json& s) {
