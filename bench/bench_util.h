@@ -13,14 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "models/config.h"
+#include "util/median.h"
 
 namespace strata::bench {
 
-inline double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using strata::median;
 
 // "AMD EPYC ..., 2 cores online"
 inline std::string machine() {

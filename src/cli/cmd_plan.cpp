@@ -168,16 +168,17 @@ int plan_run(const PlanOptions& o) {
 
   // Unit profiles on this machine's cores, one per micro-batch and tensor-parallel degree.
   std::map<std::string, UnitProfile> profiles;
-  auto profile = [&](int rows, int tp) -> const UnitProfile& {
-    const ProfileKey k{a.model_name_or_path, rows, T, tp, cal.threads};
+  auto profile = [&](const ParallelLayout& l) -> const UnitProfile& {
+    const ProfileKey k = layout_profile(a, l, cal.threads);
     auto it = profiles.find(k.id());
     if (it != profiles.end()) return it->second;
-    std::printf("profiling the layer units: batch %d x %d, tensor-parallel rank 0 of %d, %d thread(s)...\n", rows, T,
-                tp, cal.threads);
+    std::printf("profiling the layer units: batch %d x %d, tensor-parallel rank 0 of %d, %d thread(s)...\n", k.B, k.T,
+                k.tp, cal.threads);
     std::fflush(stdout);
-    return profiles.emplace(k.id(), profile_units(cfg, rows, T, tp, cal.threads, o.profile_steps)).first->second;
+    return profiles.emplace(k.id(), profile_units(cfg, k.B, k.T, k.tp, cal.threads, o.profile_steps)).first->second;
   };
-  const double other = other_seconds(cal.step_s, profile(B, 1));
+  const UnitProfile& whole = profile({});
+  const double other = other_seconds(cal.step_s, whole);
   std::map<int, std::unique_ptr<Model<float>>> rank_models;  // by tensor-parallel degree, for the memory plan
 
   std::vector<Candidate> all;
@@ -210,7 +211,7 @@ int plan_run(const PlanOptions& o) {
         c.mem_mib = static_cast<double>(plan_largest_rank(*rank_model, c.parallel.stage_blocks, B, T, c.parallel.dp, la).total()) /
                     (1 << 20);
         c.fits = c.mem_mib * rph <= t.memory_gib * 1024;
-        c.step = project_layout(profile(B / c.parallel.microbatches, tp), c.parallel, LayoutShape{n, rph, 0, threads},
+        c.step = project_layout(profile(c.parallel), c.parallel, LayoutShape{n, rph, 0, threads},
                                 shm, inter, other);
         const int64_t global = static_cast<int64_t>(B) * a.gradient_accumulation_steps * c.parallel.dp;
         c.steps = a.max_steps > 0 ? a.max_steps
@@ -230,9 +231,7 @@ int plan_run(const PlanOptions& o) {
               a.max_seq_length,
               a.max_steps > 0 ? cat(a.max_steps, " steps").c_str()
                               : cat(a.num_train_epochs, " epoch(s) of ", cal.train_samples, " samples").c_str());
-  const UnitProfile& whole = profile(B, 1);
-  double units_s = 0;
-  for (const UnitWork& w : whole.units) units_s += w.forward_s + w.backward_s;
+  const double units_s = whole.layer_units_s();
   auto both = [](const UnitWork& w) { return w.forward_s + w.backward_s; };
   std::printf("measured: %.4g s per step on 1 process of %d thread(s) (%s %d steps): layer units %.4g s (embeddings "
               "%.3g, %zu blocks of %.3g, head %.3g; forward + backward), AdamW %.4g s, the rest %.4g s\n",

@@ -226,7 +226,7 @@ int run(const std::string& config, const std::vector<ArgumentOverride>& override
 // What each rank will hold: one plan, or one per pipeline stage (as Trainer::memory_plan).
 void print_memory_plan(const TrainingArguments& a, Trainer& trainer, int dp) {
   const int T = a.sequence_length();
-  const int B = a.per_device_train_batch_size, states = a.optim == "sgd" ? 1 : 2;
+  const int B = a.per_device_train_batch_size, states = a.optimizer_states();
   const EvalShape eval{a.per_device_eval_batch_size, T};
   const Model<float>& model = trainer.model();
   const PipelineStep& pipe = trainer.pipeline();

@@ -129,8 +129,7 @@ std::vector<ProjectedLayout> plan_projected_layouts(const StudySpec& spec, const
         for (const auto& kv : YAML::Load(text))
           set_training_argument(a, kv.first.Scalar(), kv.second, cat(spec.source, " projection.layouts ", text));
         p.layout = parallel_layout(a, cfg, n * ps.ranks_per_host, config_path);
-        p.profile = {a.model_name_or_path, a.per_device_train_batch_size / p.layout.microbatches, a.sequence_length(),
-                     p.layout.tp, ref.threads_per_rank};
+        p.profile = layout_profile(a, p.layout, ref.threads_per_rank);
         out.push_back(p);
       } catch (const Error& e) {
         skipped.push_back(cat(n, " x ", ps.instance_type, " ", text, ": ", e.what()));
@@ -139,14 +138,13 @@ std::vector<ProjectedLayout> plan_projected_layouts(const StudySpec& spec, const
   return out;
 }
 
-ProfileKey CellPlan::micro_profile() const {
-  return {args.model_name_or_path, per_device_batch / std::max(1, layout.microbatches), args.sequence_length(),
-          layout.tp, threads_per_rank};
+ProfileKey layout_profile(const TrainingArguments& a, const ParallelLayout& l, int threads) {
+  return {a.model_name_or_path, a.per_device_train_batch_size / l.microbatches, a.sequence_length(), l.tp, threads};
 }
 
-ProfileKey CellPlan::whole_batch_profile() const {
-  return {args.model_name_or_path, per_device_batch, args.sequence_length(), 1, threads_per_rank};
-}
+ProfileKey CellPlan::micro_profile() const { return layout_profile(args, layout, threads_per_rank); }
+
+ProfileKey CellPlan::whole_batch_profile() const { return layout_profile(args, {}, threads_per_rank); }
 
 double scaled_learning_rate(double lr, const std::string& scaling, int64_t global_batch, int64_t reference) {
   if (scaling == "none") return lr;
@@ -191,9 +189,7 @@ CellPlan plan_cell(const CellContext& ctx, const CellValues& values) {
     c.data_parallel = grid.size(dist::Axis::Data);
     c.global_batch = static_cast<int64_t>(pj.args.per_device_train_batch_size) * pj.args.gradient_accumulation_steps *
                      c.data_parallel;
-    const Budget& b = ctx.study->budget;
-    c.max_steps = b.samples > 0 ? std::max<int64_t>(1, std::llround(static_cast<double>(b.samples) / c.global_batch))
-                                : b.max_steps;
+    c.max_steps = ctx.study->budget.steps(c.global_batch);
     c.samples = c.max_steps * c.global_batch;
     c.learning_rate = scaled_learning_rate(pj.args.learning_rate, c.lr_scaling, c.global_batch,
                                            ctx.study->reference_global_batch);

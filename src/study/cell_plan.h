@@ -55,6 +55,11 @@ struct CellPlan {
 
 CellPlan plan_cell(const CellContext& ctx, const CellValues& values);
 
+// The unit profile a layout of these arguments needs: its micro-batch (per-device batch /
+// microbatches) as rank 0 of its tensor-parallel degree, with `threads` threads. The default
+// layout gives the whole batch on one rank.
+ProfileKey layout_profile(const TrainingArguments& a, const ParallelLayout& l, int threads);
+
 // The layout a job's arguments give on `world` ranks: the pipeline and tensor-parallel degrees,
 // the rest data parallel, and the blocks of each stage as the trainer splits them. Throws
 // strata::Error (naming config_path) where the layout cannot run.

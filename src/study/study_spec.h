@@ -3,6 +3,8 @@
 // list of such mappings: each is crossed, and the study runs the cells of all of them.
 // Parsed from YAML and checked before anything runs; errors name the file, line and field.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -31,6 +33,12 @@ using CellValues = std::vector<std::pair<Axis, std::string>>;
 struct Budget {
   int64_t samples = 0;    // every cell trains on this many samples (max_steps = samples / global batch)
   int64_t max_steps = 0;  // or every cell runs this many steps
+
+  // The steps a layout of this global batch takes: samples / global batch rounded (at least
+  // one), or max_steps.
+  int64_t steps(int64_t global_batch) const {
+    return samples > 0 ? std::max<int64_t>(1, std::llround(static_cast<double>(samples) / global_batch)) : max_steps;
+  }
 };
 
 // Layouts past this machine to project from the one-rank cell: `instance_counts` hosts of

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "study/projection.h"
+#include "util/median.h"
 #include "util/error.h"
 
 namespace strata::study {
@@ -182,9 +183,7 @@ nlohmann::json project_layouts(const StudySpec& spec, const ProjectionContext& p
     const LayoutShape shape{p.instances, p.ranks_per_host, 0, ref.threads_per_rank};
     const StepEstimate e = project_layout(*micro, p.layout, shape, *shm, inter, other);
     const int64_t global = static_cast<int64_t>(ref.per_device_batch) * p.layout.accumulation * p.layout.dp;
-    const int64_t steps = spec.budget.samples > 0
-                              ? std::max<int64_t>(1, std::llround(static_cast<double>(spec.budget.samples) / global))
-                              : spec.budget.max_steps;
+    const int64_t steps = spec.budget.steps(global);
     const double t = e.step_s() * steps;
     nlohmann::json j = {{"instances", p.instances},
                         {"ranks_per_host", p.ranks_per_host},
@@ -220,12 +219,6 @@ const CellPlan* projection_reference(const std::vector<CellRuns>& cells) {
       break;
     }
   return first;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 nlohmann::json study_results(const StudySpec& spec, const std::vector<CellRuns>& cells, const ProjectionContext& pc) {

@@ -53,6 +53,4 @@ Table results_table(const nlohmann::json& results);
 std::string results_csv(const nlohmann::json& results);
 std::string results_markdown(const nlohmann::json& results);
 
-double median(std::vector<double> v);  // of a non-empty list
-
 }  // namespace strata::study

@@ -252,7 +252,7 @@ std::string format_measured_memory(int rank, const RankMemoryMeasured& m) {
 
 RankMemoryPlan plan_largest_rank(const Model<float>& rank_model, const std::vector<int>& stage_blocks, int B, int T,
                                  int dp, const TrainingArguments& a) {
-  const int states = a.optim == "sgd" ? 1 : 2;
+  const int states = a.optimizer_states();
   if (stage_blocks.size() <= 1 && a.microbatches == 1)
     return plan_rank_memory(rank_model, B, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb, states, activation_policy(a));
   const PipelineStages stages(rank_model, stage_blocks.empty() ? std::vector<int>{rank_model.num_blocks()} : stage_blocks);

@@ -342,7 +342,7 @@ size_t Trainer::memory_outside_plan() {
 }
 
 RankMemoryPlan Trainer::memory_plan(int B, int T, EvalShape eval, const TrainingArguments& a) const {
-  const int states = a.optim == "sgd" ? 1 : 2;
+  const int states = a.optimizer_states();
   if (pipe_->stages() == 1 && a.microbatches == 1)
     return plan_rank_memory(*model_, B, T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
                             activation_policy(a), eval);

@@ -151,6 +151,8 @@ struct TrainingArguments {
   int sequence_length() const { return block_size > 0 && !line_by_line ? block_size : max_seq_length; }
   // The ZeRO stage in effect: zero_stage, at least 1 with shard_optimizer_state.
   int sharding_stage() const { return std::max(zero_stage, shard_optimizer_state ? 1 : 0); }
+  // Values of optimizer state per parameter: AdamW's exp_avg and exp_avg_sq, SGD's momentum.
+  int optimizer_states() const { return optim == "sgd" ? 1 : 2; }
   // max_shard_size in bytes (checked when the arguments were parsed).
   uint64_t max_shard_bytes() const;
 };

@@ -9,6 +9,7 @@
 #include "models/registry.h"
 #include "train/optimizer.h"
 #include "util/error.h"
+#include "util/median.h"
 #include "util/rng.h"
 
 namespace strata {
@@ -16,12 +17,6 @@ namespace strata {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Every position a real token (ids clear of the first few, which hold the special tokens and
 // RoBERTa's padding), with the targets the task's loss reads.
@@ -89,13 +84,16 @@ nn::TensorGroup<float> counting_group(int tp, CommCount** now) {
 
 }  // namespace
 
+double UnitProfile::layer_units_s() const {
+  double s = 0;
+  for (const UnitWork& u : units) s += u.forward_s + u.backward_s;
+  return s;
+}
+
 double UnitProfile::step_compute_s() const {
-  double s = 0, owned = 0;
-  for (const UnitWork& u : units) {
-    s += u.forward_s + u.backward_s;
-    owned += u.owned_values;
-  }
-  return s + owned * optimizer_s_per_value;
+  double owned = 0;
+  for (const UnitWork& u : units) owned += u.owned_values;
+  return layer_units_s() + owned * optimizer_s_per_value;
 }
 
 nlohmann::json UnitProfile::to_json() const {
@@ -186,12 +184,12 @@ UnitProfile profile_units(ModelConfig cfg, int B, int T, int tp, int threads, in
   p.tp = tp;
   p.threads = threads;
   p.units.resize(static_cast<size_t>(U));
-  p.units[0] = {median_of(fwd[0]), median_of(bwd[0]), embeddings_comm.bytes, embeddings_comm.calls, 0};
+  p.units[0] = {median(fwd[0]), median(bwd[0]), embeddings_comm.bytes, embeddings_comm.calls, 0};
   for (int u = 1; u <= L; ++u)
-    p.units[static_cast<size_t>(u)] = {median_of(fwd[1]) / L, median_of(bwd[1]) / L, blocks_comm.bytes / L,
+    p.units[static_cast<size_t>(u)] = {median(fwd[1]) / L, median(bwd[1]) / L, blocks_comm.bytes / L,
                                        blocks_comm.calls / L, 0};
-  p.units[static_cast<size_t>(U - 1)] = {median_of(fwd[2]), median_of(bwd[2]), head_comm.bytes, head_comm.calls, 0};
-  p.optimizer_s_per_value = median_of(optimizer) / static_cast<double>(model->table().total());
+  p.units[static_cast<size_t>(U - 1)] = {median(fwd[2]), median(bwd[2]), head_comm.bytes, head_comm.calls, 0};
+  p.optimizer_s_per_value = median(optimizer) / static_cast<double>(model->table().total());
   p.boundary_bytes = static_cast<double>(B) * T * model->hidden_width() * sizeof(float);
   // Ownership and sharing, as pipeline stages see it (train/pipeline_stages.h): the first unit
   // that reads a parameter owns it.

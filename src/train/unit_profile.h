@@ -41,7 +41,8 @@ struct UnitProfile {
   };
   std::vector<Shared> shared;
 
-  double step_compute_s() const;  // every unit forward and backward, and AdamW over every owned value
+  double layer_units_s() const;   // every unit's forward and backward
+  double step_compute_s() const;  // those, and AdamW over every owned value
   nlohmann::json to_json() const;
   static UnitProfile from_json(const nlohmann::json& j);
 };
