@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -532,6 +533,42 @@ TEST(DataLoader, BatchesDoNotDependOnTheWorkerCount) {
   }
   EXPECT_EQ(runs[0].size(), 3u * 8u);  // ceil(23 / 3) batches per epoch
   for (size_t w = 1; w < runs.size(); ++w) EXPECT_EQ(runs[0], runs[w]) << w << " workers";
+}
+
+// Each text is tokenized once, in its first epoch; later epochs reuse the kept encoding and get
+// the same batches as fresh encodings would give. Past the byte budget, texts are encoded
+// every time.
+TEST(DataLoader, EncodingsAreKeptAfterTheFirstEpoch) {
+  LoaderFixture f;
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  const auto counting = [&](size_t max_len) {
+    FunctionEncoder::Spec s;
+    const auto inner = whitespace_encoder(max_len);
+    s.max_length = max_len;
+    s.pad_id = kPad;
+    s.vocab_size = kVocab;
+    s.single = [inner, calls](std::string_view t) { ++*calls; return inner->encode(t); };
+    s.pair = [inner, calls](std::string_view a, std::string_view b) { ++*calls; return inner->encode(a, b); };
+    return std::make_shared<FunctionEncoder>(s);
+  };
+  const size_t n = f.mem.train->size();
+  const auto kept = std::make_shared<TextBatches>(f.mem.train, counting(16), CollatorOptions{16, false, 0});
+  DataLoader dl(kept, loader_options(4, 2));
+  const auto e0 = epoch_batches(dl, 0);
+  EXPECT_EQ(*calls, static_cast<int>(n));
+  const auto e1 = epoch_batches(dl, 1);
+  EXPECT_EQ(*calls, static_cast<int>(n));  // nothing tokenized again
+  DataLoader fresh(f.maker(false), loader_options(4, 0));
+  EXPECT_EQ(e0, epoch_batches(fresh, 0));
+  EXPECT_EQ(e1, epoch_batches(fresh, 1));
+
+  // A budget of 0 bytes keeps nothing: every epoch tokenizes every text.
+  *calls = 0;
+  const EncodedTexts none(f.mem.train, counting(16), 0);
+  for (int epoch = 0; epoch < 2; ++epoch)
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(none.get(i).ids, whitespace_encoder(16)->encode(all_texts(*f.mem.train)[i]).ids);
+  EXPECT_EQ(*calls, static_cast<int>(2 * n));
+  EXPECT_EQ(none.kept_bytes(), 0u);
 }
 
 TEST(DataLoader, EpochsReshuffleAndEveryExampleComesOnce) {

@@ -4,17 +4,13 @@ namespace strata::data {
 
 TextBatches::TextBatches(std::shared_ptr<const TextDataset> data, std::shared_ptr<const TextEncoder> encoder,
                          CollatorOptions collator)
-    : data_(std::move(data)), encoder_(std::move(encoder)), collator_(collator) {}
+    : data_(data), texts_(data, encoder), pad_id_(encoder->pad_id()), collator_(collator) {}
 
 Batch TextBatches::make(std::span<const size_t> examples, uint64_t) const {
   std::vector<Encoded> rows;
   rows.reserve(examples.size());
-  std::string text, pair;
-  for (size_t i : examples) {
-    data_->texts(i, text, pair);
-    rows.push_back(data_->has_pair() ? encoder_->encode(text, pair) : encoder_->encode(text));
-  }
-  Batch b = collate(std::move(rows), collator_, encoder_->pad_id());
+  for (size_t i : examples) rows.push_back(texts_.get(i));
+  Batch b = collate(std::move(rows), collator_, pad_id_);
   if (!data_->has_labels()) return b;
   for (size_t i : examples) {
     if (data_->single_label()) {

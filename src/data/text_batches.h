@@ -1,6 +1,6 @@
 // Sequence-classification batches (and unlabelled ones for prediction): each example's text,
 // or text pair, encoded, collated, with its class id (labels [B]) or targets
-// (float_labels [B*num_labels]).
+// (float_labels [B*num_labels]). Encodings are kept after their first use (EncodedTexts).
 #pragma once
 #include <memory>
 
@@ -8,6 +8,7 @@
 #include "data/collator.h"
 #include "data/dataset.h"
 #include "data/text_encoder.h"
+#include "data/token_source.h"
 
 namespace strata::data {
 
@@ -20,7 +21,8 @@ class TextBatches final : public BatchMaker {
 
  private:
   std::shared_ptr<const TextDataset> data_;
-  std::shared_ptr<const TextEncoder> encoder_;
+  EncodedTexts texts_;
+  int32_t pad_id_;
   CollatorOptions collator_;
 };
 

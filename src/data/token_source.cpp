@@ -8,7 +8,37 @@
 
 namespace strata::data {
 
+namespace {
+size_t bytes_of(const Encoded& e) {
+  return sizeof(Encoded) + e.ids.size() * sizeof(int32_t) + e.type_ids.size() * sizeof(int32_t) +
+         e.special_mask.size();
+}
+}  // namespace
+
+EncodedTexts::EncodedTexts(std::shared_ptr<const TextDataset> data, std::shared_ptr<const TextEncoder> encoder,
+                           size_t budget_bytes)
+    : data_(std::move(data)), encoder_(std::move(encoder)), budget_bytes_(budget_bytes), kept_(data_->size()) {}
+
 Encoded EncodedTexts::get(size_t i) const {
+  {
+    std::lock_guard lock(mu_);
+    if (kept_.at(i)) return *kept_[i];
+  }
+  Encoded e = encode(i);  // outside the lock: workers tokenize in parallel
+  std::lock_guard lock(mu_);
+  if (!kept_[i] && kept_bytes_ + bytes_of(e) <= budget_bytes_) {
+    kept_bytes_ += bytes_of(e);
+    kept_[i] = e;
+  }
+  return e;
+}
+
+size_t EncodedTexts::kept_bytes() const {
+  std::lock_guard lock(mu_);
+  return kept_bytes_;
+}
+
+Encoded EncodedTexts::encode(size_t i) const {
   std::string text, pair;
   data_->texts(i, text, pair);
   return data_->has_pair() ? encoder_->encode(text, pair) : encoder_->encode(text);

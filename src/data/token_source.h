@@ -4,6 +4,8 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "data/dataset.h"
@@ -18,17 +20,31 @@ class TokenSource {
   virtual Encoded get(size_t i) const = 0;  // safe from several threads
 };
 
-// One example per text, encoded (and truncated) by the encoder when a batch needs it.
+// One example per text, encoded (and truncated) by the encoder when a batch first needs it and
+// kept, so that later epochs and evaluations reuse it: HF tokenizes a dataset once, with
+// datasets.map, before training. Tokenizing on the loader's thread in every epoch took a share
+// of the 2 cores the step's threads run on. Encodings are kept up to `budget_bytes` in all;
+// past it, the rest are encoded each time. The encoding is a pure function of the text, so a
+// kept one is the same as a fresh one.
 class EncodedTexts final : public TokenSource {
  public:
-  EncodedTexts(std::shared_ptr<const TextDataset> data, std::shared_ptr<const TextEncoder> encoder)
-      : data_(std::move(data)), encoder_(std::move(encoder)) {}
+  static constexpr size_t kDefaultBudgetBytes = size_t{256} << 20;
+
+  EncodedTexts(std::shared_ptr<const TextDataset> data, std::shared_ptr<const TextEncoder> encoder,
+               size_t budget_bytes = kDefaultBudgetBytes);
   size_t size() const override { return data_->size(); }
   Encoded get(size_t i) const override;
+  size_t kept_bytes() const;
 
  private:
+  Encoded encode(size_t i) const;
+
   std::shared_ptr<const TextDataset> data_;
   std::shared_ptr<const TextEncoder> encoder_;
+  size_t budget_bytes_;
+  mutable std::mutex mu_;  // guards kept_ and kept_bytes_: loader workers share this source
+  mutable std::vector<std::optional<Encoded>> kept_;
+  mutable size_t kept_bytes_ = 0;
 };
 
 // HF group_texts, as run_mlm.py / run_clm.py apply it: every text encoded whole (special
