@@ -98,10 +98,12 @@ Outputs run_every_kernel(Isa isa) {
   const auto x = random_floats(rng, n, -5, 5), dy = random_floats(rng, n, -1, 1);
   for (const auto a : {k::Activation::GeluErf, k::Activation::GeluTanh, k::Activation::Relu, k::Activation::Silu,
                        k::Activation::Tanh}) {
-    std::vector<float> y(n), dx(n);
+    std::vector<float> y(n), dx(n), y2(n), g(n), dx2(n);
     ISA_CALL(activation_forward<float>, a, x.data(), y.data(), n);
     ISA_CALL(activation_backward<float>, a, x.data(), dy.data(), dx.data(), n);
-    out.emplace_back("activation " + std::to_string(int(a)), bytes_of(y, dx));
+    ISA_CALL(activation_value_and_grad<float>, a, x.data(), y2.data(), g.data(), n);
+    ISA_CALL(mul<float>, dy.data(), g.data(), dx2.data(), n);
+    out.emplace_back("activation " + std::to_string(int(a)), bytes_of(y, dx, y2, g, dx2));
   }
   // LayerNorm over rows of 77 channels.
   const int N = 53, C = 77;

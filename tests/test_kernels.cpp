@@ -341,6 +341,13 @@ void check_activation(Activation a) {
   auto grad = to<T>(dy);
   k::activation_backward<T>(a, xt.data(), grad.data(), grad.data(), n);
   EXPECT_TRUE(close(grad, dx, kTol<T>)) << "backward";
+  // One pass for both: the forward's bits, and the factor that gives the backward's bits.
+  std::vector<T> y2(n), g(n), dy_g(n);
+  k::activation_value_and_grad<T>(a, xt.data(), y2.data(), g.data(), n);
+  EXPECT_TRUE(y2 == yt) << "value_and_grad: value";
+  const auto dyt = to<T>(dy);
+  k::mul<T>(dyt.data(), g.data(), dy_g.data(), n);
+  EXPECT_TRUE(dy_g == grad) << "value_and_grad: gradient";
 }
 
 TEST(Kernels, ActivationsMatchReference) {

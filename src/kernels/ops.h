@@ -69,6 +69,12 @@ void activation_forward(Activation a, const T* x, T* y, size_t n);
 // dx = dy * act'(x); dx may alias dy.
 template <typename T>
 void activation_backward(Activation a, const T* x, const T* dy, T* dx, size_t n);
+// y = act(x) and g = act'(x) in one pass, the same values as activation_forward and the
+// factor activation_backward applies: an MLP's backward needs both (y for the output
+// projection's weight gradient, g for the gradient through the activation), and for GELU they
+// share the normal CDF.
+template <typename T>
+void activation_value_and_grad(Activation a, const T* x, T* y, T* g, size_t n);
 
 // y[N,out] = act(x W^T + b): the GEMM, then bias and activation in one pass over y.
 // pre[N,out] receives x W^T + b (needed by the backward); y and pre may not alias.
@@ -191,5 +197,7 @@ template <typename T>
 void scale(T* x, size_t n, T s);
 template <typename T>
 void add(const T* a, const T* b, T* y, size_t n);  // y = a + b; y may alias a or b
+template <typename T>
+void mul(const T* a, const T* b, T* y, size_t n);  // y = a * b; y may alias a or b
 
 }  // namespace strata::kernels

@@ -109,9 +109,9 @@ void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, in
   // MLP branch, then the residual: d_h = dout + LN2'(...). mlp_proj's weight gradient reads
   // the recomputed activation, then its input gradient overwrites it.
   kernels::dropout_backward(dout, d_t, NC, drop.p(s.resid_dropout), drop.seed, s.stream + kMlpResid);
-  kernels::activation_forward(s.act, sv.pre.data(), d_f, NF);
+  kernels::activation_value_and_grad(s.act, sv.pre.data(), d_f, sc.act_grad.data(), NF);
   conv1d_backward(s.mlp_proj, f, d_f, d_t, d_f, N);
-  kernels::activation_backward(s.act, sv.pre.data(), d_f, d_f, NF);
+  kernels::mul(d_f, sc.act_grad.data(), d_f, NF);
   T* a2 = d_t;  // d_t is consumed: LN2's output again, for c_fc's weight gradient
   layernorm_apply(s.ln_2, f, sv.h.data(), sv.mean2.data(), sv.rstd2.data(), a2, N);
   conv1d_backward(s.c_fc, f, a2, d_f, d_a, N);

@@ -90,10 +90,11 @@ void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, in
 
   layernorm_backward(s.ln_out, f, sv.h2.data(), sv.mean2.data(), sv.rstd2.data(), dout, d_h2, N);
   kernels::dropout_backward(d_h2, d_t, NC, drop.p(s.ffn_dropout), drop.seed, s.stream + kFfnOut);
-  // W_2's weight gradient reads the activation, then its input gradient overwrites it.
-  kernels::activation_forward(s.act, sv.pre.data(), d_f, NF);
+  // W_2's weight gradient reads the activation, then its input gradient overwrites it and is
+  // taken through the activation.
+  kernels::activation_value_and_grad(s.act, sv.pre.data(), d_f, sc.act_grad.data(), NF);
   linear_backward(s.ffn_out, f, d_f, d_t, d_f, N);
-  kernels::activation_backward(s.act, sv.pre.data(), d_f, d_f, NF);
+  kernels::mul(d_f, sc.act_grad.data(), d_f, NF);
   T* a = d_t;  // d_t is consumed: LN1's output again, for W_1's weight gradient
   layernorm_apply(s.ln_attn, f, sv.h1.data(), sv.mean1.data(), sv.rstd1.data(), a, N);
   linear_backward(s.ffn_in, f, a, d_f, d_a, N);

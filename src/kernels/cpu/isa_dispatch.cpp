@@ -31,6 +31,11 @@ void activation_backward(Activation a, const T* x, const T* dy, T* dx, size_t n)
 }
 
 template <typename T>
+void activation_value_and_grad(Activation a, const T* x, T* y, T* g, size_t n) {
+  STRATA_ISA_CALL(active_isa(), activation_value_and_grad<T>, a, x, y, g, n);
+}
+
+template <typename T>
 void dropout_forward(const T* x, T* y, size_t n, float p, uint64_t seed, uint64_t stream) {
   STRATA_ISA_CALL(active_isa(), dropout_forward<T>, x, y, n, p, seed, stream);
 }
@@ -112,6 +117,11 @@ void add(const T* a, const T* b, T* y, size_t n) {
   STRATA_ISA_CALL(active_isa(), add<T>, a, b, y, n);
 }
 
+template <typename T>
+void mul(const T* a, const T* b, T* y, size_t n) {
+  STRATA_ISA_CALL(active_isa(), mul<T>, a, b, y, n);
+}
+
 const char* kernel_isa() { return isa_name(active_isa()); }
 
 #define STRATA_INSTANTIATE(T)                                                                                       \
@@ -120,6 +130,7 @@ const char* kernel_isa() { return isa_name(active_isa()); }
   template void layernorm_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, int, int);     \
   template void activation_forward<T>(Activation, const T*, T*, size_t);                                           \
   template void activation_backward<T>(Activation, const T*, const T*, T*, size_t);                                \
+  template void activation_value_and_grad<T>(Activation, const T*, T*, T*, size_t);                                \
   template void dropout_forward<T>(const T*, T*, size_t, float, uint64_t, uint64_t);                               \
   template void dropout_backward<T>(const T*, T*, size_t, float, uint64_t, uint64_t);                              \
   template void attention_forward<T>(const AttentionShape&, const T*, const int32_t*, T*, T*);                     \
@@ -135,7 +146,8 @@ const char* kernel_isa() { return isa_name(active_isa()); }
   template void adamw_update<T>(T*, const T*, T*, T*, size_t, const AdamWParams&);                                 \
   template void sgd_update<T>(T*, const T*, T*, size_t, const SGDParams&);                                         \
   template void scale<T>(T*, size_t, T);                                                                           \
-  template void add<T>(const T*, const T*, T*, size_t);
+  template void add<T>(const T*, const T*, T*, size_t);                                                             \
+  template void mul<T>(const T*, const T*, T*, size_t);
 STRATA_INSTANTIATE(float)
 STRATA_INSTANTIATE(double)
 #undef STRATA_INSTANTIATE
