@@ -348,6 +348,10 @@ void check_activation(Activation a) {
   const auto dyt = to<T>(dy);
   k::mul<T>(dyt.data(), g.data(), dy_g.data(), n);
   EXPECT_TRUE(dy_g == grad) << "value_and_grad: gradient";
+  // In place, as the blocks' backward runs it: the derivative over the input.
+  std::vector<T> in_place = xt, y3(n);
+  k::activation_value_and_grad<T>(a, in_place.data(), y3.data(), in_place.data(), n);
+  EXPECT_TRUE(y3 == yt && in_place == g) << "value_and_grad in place";
 }
 
 TEST(Kernels, ActivationsMatchReference) {

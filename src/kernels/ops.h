@@ -72,7 +72,7 @@ void activation_backward(Activation a, const T* x, const T* dy, T* dx, size_t n)
 // y = act(x) and g = act'(x) in one pass, the same values as activation_forward and the
 // factor activation_backward applies: an MLP's backward needs both (y for the output
 // projection's weight gradient, g for the gradient through the activation), and for GELU they
-// share the normal CDF.
+// share the normal CDF. g may alias x (y may not).
 template <typename T>
 void activation_value_and_grad(Activation a, const T* x, T* y, T* g, size_t n);
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "io/files.h"
+#include "io/python_json.h"
 #include "io/safetensors.h"
 #include "models/registry.h"
 #include "util/console.h"
@@ -148,7 +149,7 @@ void save_pretrained(const Model<T>& model, const std::string& dir, uint64_t max
   nlohmann::json cfg = model.config().to_json();
   cfg["torch_dtype"] = "float32";
   io::write_model_weights(dir, tensors, {{"format", "pt"}}, max_shard_bytes);
-  io::write_file_atomic((std::filesystem::path(dir) / "config.json").string(), cfg.dump(2) + "\n");
+  io::write_file_atomic((std::filesystem::path(dir) / "config.json").string(), io::python_json(cfg) + "\n");
 }
 
 void print_load_report(const LoadReport& r, const std::string& dir) {

@@ -51,9 +51,10 @@ class BlockActivations {
 
   // The saved state for block i's backward (blocks in reverse order): fetched from the pool
   // if offloaded, recomputed with fn(i, x, saved) (the forward's fn) if checkpointed. Valid
-  // until the next call.
+  // until the next call. Backward may overwrite what it has read (the blocks' MLP
+  // pre-activation becomes its derivative): one backward per forward.
   template <typename Fn>
-  const Saved& for_backward(int i, Fn&& fn) {
+  Saved& for_backward(int i, Fn&& fn) {
     if (policy_.offload) {
       if (offloaded(i)) worker_->wait(pending_[slot(i)]);
       // Prefetch block i-1's record into the other slot (block i+1 is done with it) while

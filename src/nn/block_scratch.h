@@ -6,10 +6,8 @@
 //             first positions' residual in the encoder's first-token inference block).
 //   backward: `wide` holds the activation again (recomputed from the pre-activation for the
 //             W_2 weight gradient), which W_2's backward overwrites with its gradient; once the
-//             FFN is done, the gradient of q|k|v. `act_grad` holds act'(pre), computed in the
-//             same pass as the activation (for GELU both need the normal CDF: one evaluation
-//             per element instead of two). c1..c3 hold [N, C] gradients, and a consumed one
-//             holds a recomputed layer-norm output for the weight gradient that reads it.
+//             FFN is done, the gradient of q|k|v. c1..c3 hold [N, C] gradients, and a consumed
+//             one holds a recomputed layer-norm output for the weight gradient that reads it.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -22,17 +20,15 @@ template <typename T>
 struct BlockScratch {
   Buffer<T> c1, c2, c3;  // [N, C]
   Buffer<T> wide;        // [N, max(F, qkv width)]
-  Buffer<T> act_grad;    // [N, F], backward only
 
   // qkv_width: this rank's q|k|v columns (3C unsplit); ffn: its FFN columns.
   static size_t wide_values(size_t N, size_t ffn, size_t qkv_width) { return N * std::max(ffn, qkv_width); }
   static size_t values(size_t N, size_t C, size_t ffn, size_t qkv_width) {
-    return 3 * N * C + wide_values(N, ffn, qkv_width) + N * ffn;
+    return 3 * N * C + wide_values(N, ffn, qkv_width);
   }
   void size_for_backward(size_t N, size_t C, size_t ffn, size_t qkv_width) {
     for (Buffer<T>* b : {&c1, &c2, &c3}) b->resize(N * C);
     wide.resize(wide_values(N, ffn, qkv_width));
-    act_grad.resize(N * ffn);
   }
 };
 

@@ -97,7 +97,7 @@ void decoder_layer_decode(const DecoderLayerSpec& s, Flat<T> f, const T* x, int 
 
 template <typename T>
 void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_, const DropoutCtx& drop,
-                            const DecoderLayerSaved<T>& sv, const T* dout, T* dx, BlockScratch<T>& sc) {
+                            DecoderLayerSaved<T>& sv, const T* dout, T* dx, BlockScratch<T>& sc) {
   const int N = B * T_, C = s.c_attn.in, F = s.c_fc.out;
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
   sc.size_for_backward(N, C, F, s.c_attn.out);
@@ -109,9 +109,9 @@ void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, in
   // MLP branch, then the residual: d_h = dout + LN2'(...). mlp_proj's weight gradient reads
   // the recomputed activation, then its input gradient overwrites it.
   kernels::dropout_backward(dout, d_t, NC, drop.p(s.resid_dropout), drop.seed, s.stream + kMlpResid);
-  kernels::activation_value_and_grad(s.act, sv.pre.data(), d_f, sc.act_grad.data(), NF);
+  kernels::activation_value_and_grad(s.act, sv.pre.data(), d_f, sv.pre.data(), NF);  // act' over pre
   conv1d_backward(s.mlp_proj, f, d_f, d_t, d_f, N);
-  kernels::mul(d_f, sc.act_grad.data(), d_f, NF);
+  kernels::mul(d_f, sv.pre.data(), d_f, NF);
   T* a2 = d_t;  // d_t is consumed: LN2's output again, for c_fc's weight gradient
   layernorm_apply(s.ln_2, f, sv.h.data(), sv.mean2.data(), sv.rstd2.data(), a2, N);
   conv1d_backward(s.c_fc, f, a2, d_f, d_a, N);
@@ -140,7 +140,7 @@ void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, in
   template void decoder_layer_decode<T>(const DecoderLayerSpec&, Flat<T>, const T*, int, int, DecoderLayerCache<T>&, \
                                         DecoderLayerSaved<T>&, BlockScratch<T>&);                                    \
   template void decoder_layer_backward<T>(const DecoderLayerSpec&, Flat<T>, const T*, int, int, const DropoutCtx&,   \
-                                          const DecoderLayerSaved<T>&, const T*, T*, BlockScratch<T>&);
+                                          DecoderLayerSaved<T>&, const T*, T*, BlockScratch<T>&);
 STRATA_INSTANTIATE(float)
 STRATA_INSTANTIATE(double)
 #undef STRATA_INSTANTIATE

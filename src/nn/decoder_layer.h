@@ -46,7 +46,7 @@ struct DecoderLayerSaved {
   Buffer<T> ctx;           // [N, C] (C/P)
   Buffer<T> h;             // residual stream after attention (LN2 input)
   Buffer<T> mean2, rstd2;  // LN2 statistics
-  Buffer<T> pre;           // MLP pre-activation [N, F]
+  Buffer<T> pre;           // MLP pre-activation [N, F] (backward overwrites it with act')
   Buffer<T> out;           // [N, C] (the next layer's input)
   // Every buffer backward reads: all but `out` (nn/block_activations.h moves these).
   std::array<Buffer<T>*, 9> for_backward() { return {&mean1, &rstd1, &qkv, &probs, &ctx, &h, &mean2, &rstd2, &pre}; }
@@ -84,9 +84,10 @@ template <typename T>
 void decoder_layer_decode(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int n, DecoderLayerCache<T>& cache,
                           DecoderLayerSaved<T>& sv, BlockScratch<T>& scratch);
 
-// dx is written (may not alias dout); parameter gradients are accumulated.
+// dx is written (may not alias dout); parameter gradients are accumulated. Consumes `saved`:
+// its pre-activation is overwritten (a second backward needs a second forward).
 template <typename T>
 void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_, const DropoutCtx& drop,
-                            const DecoderLayerSaved<T>& saved, const T* dout, T* dx, BlockScratch<T>& scratch);
+                            DecoderLayerSaved<T>& saved, const T* dout, T* dx, BlockScratch<T>& scratch);
 
 }  // namespace strata::nn

@@ -78,7 +78,7 @@ void encoder_layer_forward_first_token(const EncoderLayerSpec& s, Flat<T> f, con
 
 template <typename T>
 void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_,
-                            const DropoutCtx& drop, const EncoderLayerSaved<T>& sv, const T* dout, T* dx,
+                            const DropoutCtx& drop, EncoderLayerSaved<T>& sv, const T* dout, T* dx,
                             BlockScratch<T>& sc) {
   const int N = B * T_, C = s.qkv.in, F = s.ffn_in.out;
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
@@ -91,10 +91,11 @@ void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, in
   layernorm_backward(s.ln_out, f, sv.h2.data(), sv.mean2.data(), sv.rstd2.data(), dout, d_h2, N);
   kernels::dropout_backward(d_h2, d_t, NC, drop.p(s.ffn_dropout), drop.seed, s.stream + kFfnOut);
   // W_2's weight gradient reads the activation, then its input gradient overwrites it and is
-  // taken through the activation.
-  kernels::activation_value_and_grad(s.act, sv.pre.data(), d_f, sc.act_grad.data(), NF);
+  // taken through the activation, whose derivative came from the same pass (into `pre`, which
+  // nothing reads after it: no [N, F] buffer more).
+  kernels::activation_value_and_grad(s.act, sv.pre.data(), d_f, sv.pre.data(), NF);
   linear_backward(s.ffn_out, f, d_f, d_t, d_f, N);
-  kernels::mul(d_f, sc.act_grad.data(), d_f, NF);
+  kernels::mul(d_f, sv.pre.data(), d_f, NF);
   T* a = d_t;  // d_t is consumed: LN1's output again, for W_1's weight gradient
   layernorm_apply(s.ln_attn, f, sv.h1.data(), sv.mean1.data(), sv.rstd1.data(), a, N);
   linear_backward(s.ffn_in, f, a, d_f, d_a, N);
@@ -126,10 +127,10 @@ template void encoder_layer_forward_first_token<double>(const EncoderLayerSpec&,
                                                         const int32_t*, int, int, EncoderLayerSaved<double>&,
                                                         BlockScratch<double>&);
 template void encoder_layer_backward<float>(const EncoderLayerSpec&, Flat<float>, const float*, int, int,
-                                            const DropoutCtx&, const EncoderLayerSaved<float>&, const float*, float*,
+                                            const DropoutCtx&, EncoderLayerSaved<float>&, const float*, float*,
                                             BlockScratch<float>&);
 template void encoder_layer_backward<double>(const EncoderLayerSpec&, Flat<double>, const double*, int, int,
-                                             const DropoutCtx&, const EncoderLayerSaved<double>&, const double*,
+                                             const DropoutCtx&, EncoderLayerSaved<double>&, const double*,
                                              double*, BlockScratch<double>&);
 
 }  // namespace strata::nn

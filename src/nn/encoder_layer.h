@@ -40,7 +40,8 @@ struct EncoderLayerSaved {
   Buffer<T> probs;         // [B, NH, T, T] (NH/P)
   Buffer<T> ctx;           // [N, C] (C/P)
   Buffer<T> h1, mean1, rstd1;  // LN1 input and stats (backward recomputes its output)
-  Buffer<T> pre;           // FFN pre-activation [N, F] (backward recomputes the activation)
+  Buffer<T> pre;           // FFN pre-activation [N, F] (backward recomputes the activation, then
+                           // overwrites it with the activation's derivative)
   Buffer<T> h2, mean2, rstd2, out;  // LN2 input, stats, output (the next layer's input)
   // Every buffer backward reads: all but `out` (nn/block_activations.h moves these).
   std::array<Buffer<T>*, 10> for_backward() {
@@ -65,10 +66,11 @@ template <typename T>
 void encoder_layer_forward_first_token(const EncoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B,
                                        int T_, EncoderLayerSaved<T>& saved, BlockScratch<T>& scratch);
 
-// dx is written (may not alias dout); parameter gradients are accumulated.
+// dx is written (may not alias dout); parameter gradients are accumulated. Consumes `saved`:
+// its pre-activation is overwritten (a second backward needs a second forward).
 template <typename T>
 void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, int B, int T_,
-                            const DropoutCtx& drop, const EncoderLayerSaved<T>& saved, const T* dout, T* dx,
+                            const DropoutCtx& drop, EncoderLayerSaved<T>& saved, const T* dout, T* dx,
                             BlockScratch<T>& scratch);
 
 }  // namespace strata::nn

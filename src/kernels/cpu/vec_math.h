@@ -22,23 +22,23 @@ inline float exp(float x) {
   constexpr float kRound = 12582912.0f;
   const float n = (x * 1.44269504088896341f + kRound) - kRound;
   const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
+  // The degree-5 polynomial by Estrin's scheme (pairs, then pairs of pairs), a shorter
+  // dependency chain than Horner's, as in erfc_nonneg below; largest relative error against
+  // double exp over [-87, 88] 8.4e-8 (8.3e-8 by Horner).
+  const float r2 = r * r;
+  const float p01 = 5.0000001201e-1f + 1.6666665459e-1f * r, p23 = 4.1665795894e-2f + 8.3334519073e-3f * r;
+  const float p45 = 1.3981999507e-3f + 1.9875691500e-4f * r;
+  const float p = (p01 + p23 * r2) + p45 * (r2 * r2);
+  const float q = p * r2 + r + 1.0f;
   const int32_t e = static_cast<int32_t>(n) + 127;
-  return p * std::bit_cast<float>(e << 23);
+  return q * std::bit_cast<float>(e << 23);
 }
 
 // erfc(z) for z >= 0 with relative error < 1.2e-7 (Numerical Recipes' Chebyshev fit). The
 // degree-9 polynomial in t is evaluated by Estrin's scheme, pairs of terms then pairs of pairs:
 // a dependency chain of 4 multiply-adds instead of Horner's 9, with the same accuracy (Phi's
 // largest relative error over [-13, 13], 1.9e-5 at the far tail, comes from rounding exp's
-// argument -z^2 + p either way). The chain was the limit: GELU's forward ran 25% faster on
-// the AVX2-only EPYC.
+// argument -z^2 + p either way). The chain, not the operation count, limited the GELU loops.
 inline float erfc_nonneg(float z) {
   const float t = 1.0f / (1.0f + 0.5f * z);
   const float t2 = t * t, t4 = t2 * t2, t8 = t4 * t4;

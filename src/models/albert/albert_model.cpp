@@ -289,7 +289,7 @@ const T* AlbertModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Un
   }
   const int per_group = L / c.num_hidden_groups;
   for (int k = std::min(r.end - 1, L) * inner() - 1; k >= (std::max(r.begin, 1) - 1) * inner(); --k) {
-    const nn::EncoderLayerSaved<T>& sv =
+    nn::EncoderLayerSaved<T>& sv =
         s.applications.for_backward(k, [&](int j, const T* in, nn::EncoderLayerSaved<T>& w) {
           nn::encoder_layer_forward(application(j), f, in, b.attention_mask.data(), b.B, b.T, drop, w, s.scratch);
         });

@@ -316,7 +316,7 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
     std::copy_n(d_output, NC, s.d_hidden.data());
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
-    const nn::DecoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::DecoderLayerSaved<T>& w) {
+    nn::DecoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::DecoderLayerSaved<T>& w) {
       nn::decoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w, s.scratch);
     });
     nn::decoder_layer_backward(layers_[i], f, s.blocks.input(i), b.B, b.T, drop, sv, s.d_hidden.data(),
