@@ -1,11 +1,15 @@
 // Sharded model weights as HF's save_pretrained(max_shard_size) writes them: shards filled in
 // order, an index naming each tensor's shard, stale files of an earlier save removed; and
-// max_shard_size's units. SafetensorsSet reads back what is written.
+// max_shard_size's units. SafetensorsSet reads back what is written. And the JSON text of the files
+// HF writes with json.dumps (io/python_json.h).
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
 #include "io/model_files.h"
+#include "io/python_json.h"
 #include "test_util_fs.h"
 #include "util/error.h"
 
@@ -78,4 +82,28 @@ TEST(ModelFiles, ShardSizesTakeHfUnits) {
 }
 
 }  // namespace
+
+// Python's repr of a float, which json.dumps writes: nlohmann's Grisu2 gave 0.6934298656894889
+// for the first (the same double; HF re-saving trainer_state.json wrote the shorter text).
+TEST(PythonJson, FloatsAsPythonReprWritesThem) {
+  const std::pair<double, const char*> cases[] = {
+      {0.693429865689489, "0.693429865689489"}, {2.0, "2.0"}, {0.0, "0.0"}, {-0.0, "-0.0"}, {-0.5, "-0.5"},
+      {1e-05, "1e-05"}, {0.0001, "0.0001"}, {1.5e-07, "1.5e-07"}, {123456.789, "123456.789"},
+      {1e15, "1000000000000000.0"}, {1e16, "1e+16"}, {2.5e+17, "2.5e+17"}, {5e-324, "5e-324"},
+      {1.7976931348623157e308, "1.7976931348623157e+308"}, {0.1 + 0.2, "0.30000000000000004"}};
+  for (const auto& [v, text] : cases) EXPECT_EQ(io::python_float(v), text);
+  EXPECT_EQ(io::python_float(std::nan("")), "null");
+}
+
+TEST(PythonJson, LayoutIsJsonDumpsIndent2SortKeys) {
+  const nlohmann::json j = {{"b", {1, 2.5, "x"}}, {"a", nlohmann::json::object()}, {"c", nlohmann::json::array()},
+                            {"d", {{"loss", 0.693429865689489}, {"ok", true}, {"none", nullptr}}}};
+  EXPECT_EQ(io::python_json(j),
+            "{\n  \"a\": {},\n  \"b\": [\n    1,\n    2.5,\n    \"x\"\n  ],\n  \"c\": [],\n  \"d\": {\n"
+            "    \"loss\": 0.693429865689489,\n    \"none\": null,\n    \"ok\": true\n  }\n}");
+  // Without floats it is nlohmann's own indented dump.
+  const nlohmann::json k = {{"x", {1, 2}}, {"name", "caf\u00e9"}};
+  EXPECT_EQ(io::python_json(k), k.dump(2));
+}
+
 }  // namespace strata::io

@@ -21,6 +21,7 @@
 #include "dist/process_groups.h"
 #include "io/file_fingerprint.h"
 #include "io/files.h"
+#include "io/python_json.h"
 #include "kernels/gemm_threading.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
@@ -158,7 +159,7 @@ std::unique_ptr<data::DataLoader> loader(const Job& job, const Split& split, boo
 }
 
 void write_json(const std::string& dir, const std::string& name, const nlohmann::json& j) {
-  io::write_file_atomic((fs::path(dir) / name).string(), j.dump(2) + "\n");
+  io::write_file_atomic((fs::path(dir) / name).string(), io::python_json(j) + "\n");
 }
 
 void print_metrics(const std::string& title, const nlohmann::json& m) {

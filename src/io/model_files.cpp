@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.h"
+#include "io/python_json.h"
 #include "util/error.h"
 
 namespace strata::io {
@@ -59,7 +60,7 @@ void write_model_weights(const std::string& dir, const std::vector<TensorToWrite
       written.insert(name);
     }
     const nlohmann::json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
-    write_file_atomic((fs::path(dir) / "model.safetensors.index.json").string(), index.dump(2) + "\n");
+    write_file_atomic((fs::path(dir) / "model.safetensors.index.json").string(), python_json(index) + "\n");
     written.insert("model.safetensors.index.json");
   }
   // An earlier save into this directory may have been sharded otherwise: its files would

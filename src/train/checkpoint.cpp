@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "io/files.h"
+#include "io/python_json.h"
 #include "models/pretrained.h"
 #include "train/optimizer_files.h"
 #include "util/error.h"
@@ -140,7 +141,7 @@ std::string save_checkpoint(const std::string& output_dir, const Model<float>& m
     save_pretrained(model, tmp.string(), max_shard_bytes);
     copy_tokenizer_files(tokenizer_dir, tmp.string());
     write_optimizer(tmp.string());
-    io::write_file_atomic((tmp / "trainer_state.json").string(), state.hf_json().dump(2) + "\n");
+    io::write_file_atomic((tmp / "trainer_state.json").string(), io::python_json(state.hf_json()) + "\n");
     io::write_file_atomic((tmp / "strata_state.json").string(), state.resume_json().dump(2) + "\n");
     io::write_file_atomic((tmp / "training_args.json").string(), training_args_json);
     // A checkpoint of this step from an earlier, interrupted run makes way.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "io/python_json.h"
 #include "util/error.h"
 
 namespace strata {
@@ -16,8 +17,9 @@ namespace {
 using json = nlohmann::json;
 using Row = std::vector<std::pair<std::string, json>>;  // a Python dict: keys in insertion order
 
-// str(value) in Python for a value of json.load: nlohmann writes floats as Python's repr does
-// (shortest round trip, "1e-05", "3.0"), except the non-finite ones it cannot store in JSON.
+// str(value) in Python for a value of json.load: floats as Python's repr writes them
+// (io::python_float: shortest round trip, "1e-05", "3.0"), and the non-finite ones JSON cannot
+// store.
 std::string py_str(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "None";
@@ -26,6 +28,7 @@ std::string py_str(const json& v) {
     const double d = v.get<double>();
     if (std::isnan(d)) return "nan";
     if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+    return io::python_float(d);
   }
   return v.dump();
 }

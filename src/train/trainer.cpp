@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "io/files.h"
+#include "io/python_json.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
 #include "tensor/resident_memory.h"
@@ -322,7 +323,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   if (pipeline_) results.update(pipeline_summary());
   log(results);
   if (is_main_process())
-    io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), state_.hf_json().dump(2) + "\n");
+    io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), io::python_json(state_.hf_json()) + "\n");
   report_measured_memory();
   return results;
 }
