@@ -25,9 +25,10 @@ Encoded EncodedTexts::get(size_t i) const {
     if (kept_.at(i)) return *kept_[i];
   }
   Encoded e = encode(i);  // outside the lock: workers tokenize in parallel
+  const size_t bytes = bytes_of(e);
   std::lock_guard lock(mu_);
-  if (!kept_[i] && kept_bytes_ + bytes_of(e) <= budget_bytes_) {
-    kept_bytes_ += bytes_of(e);
+  if (!kept_[i] && kept_bytes_ + bytes <= budget_bytes_) {
+    kept_bytes_ += bytes;
     kept_[i] = e;
   }
   return e;

@@ -18,7 +18,9 @@ std::string python_float(double v) {
   std::string digits;
   for (char c : sci.substr(negative ? 1 : 0, e_at - (negative ? 1 : 0)))
     if (c != '.') digits += c;
-  const int exp10 = std::atoi(std::string(sci.substr(e_at + 1)).c_str());
+  int exp10 = 0;  // from_chars takes no '+': skip it
+  const std::string_view e = sci.substr(e_at + (sci[e_at + 1] == '+' ? 2 : 1));
+  std::from_chars(e.data(), e.data() + e.size(), exp10);
   std::string out = negative ? "-" : "";
   const int n = static_cast<int>(digits.size());
   if (exp10 >= -4 && exp10 < 16) {
