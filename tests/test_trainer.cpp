@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kernels/ops.h"
 #include "models/pretrained.h"
 #include "models/registry.h"
 #include "train/trainer.h"
@@ -155,6 +156,61 @@ TEST_F(TrainerTest, GradientAccumulationEqualsTheUnionBatch) {
   for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]));
   EXPECT_LT(worst, 1e-6);
   EXPECT_NEAR(losses((dir_ / "out").string()).at(0), 0, 10);  // a loss was logged
+}
+
+TEST_F(TrainerTest, ReplicaThreadsTakeTheStepsOfAccumulatingTheirParts) {
+  // Part r of a batch draws the dropout masks of micro-batch r, so 2 replica threads on
+  // batches of 8 must take the steps of accumulating 2 batches of 4 (to the rounding of the
+  // gradient sums), dropout on.
+  const int threads = kernels::num_threads();
+  kernels::set_num_threads(2);
+  const std::string common = "max_steps: 3\nsave_strategy: no\nlearning_rate: 1e-2\n";
+  Trainer rep(args(common + "per_device_train_batch_size: 8\nreplica_threads: 2\n"), tiny_model(0.1),
+              (dir_ / "tok").string());
+  EXPECT_EQ(rep.pipeline().replicas(), 2);
+  VectorStream large(24, 8, 1);
+  rep.train(large, nullptr);
+  Trainer acc(args(common + "per_device_train_batch_size: 4\ngradient_accumulation_steps: 2\nreplica_threads: 1\n"),
+              tiny_model(0.1), (dir_ / "tok").string());
+  VectorStream small(24, 4, 1);
+  acc.train(small, nullptr);
+  // Without replicas the batch of 8 draws one micro-batch's masks: other steps.
+  Trainer whole(args(common + "per_device_train_batch_size: 8\nreplica_threads: 1\n"), tiny_model(0.1),
+                (dir_ / "tok").string());
+  VectorStream again(24, 8, 1);
+  whole.train(again, nullptr);
+  kernels::set_num_threads(threads);
+  auto worst = [](const std::vector<float>& a, const std::vector<float>& b) {
+    double w = 0;
+    for (size_t i = 0; i < a.size(); ++i) w = std::max(w, std::abs(double(a[i]) - b[i]));
+    return w;
+  };
+  EXPECT_LT(worst(params(rep), params(acc)), 1e-6);
+  EXPECT_GT(worst(params(whole), params(acc)), 1e-4) << "the comparison must be able to fail";
+}
+
+TEST_F(TrainerTest, ReplicaThreadsAutoIsOnePerThreadUnlessBitsMustNotDependOnThreads) {
+  const int threads = kernels::num_threads();
+  kernels::set_num_threads(2);
+  Trainer on(args("per_device_train_batch_size: 8\n"), tiny_model(0.0), (dir_ / "tok").string());
+  Trainer one_row(args("per_device_train_batch_size: 1\n"), tiny_model(0.0), (dir_ / "tok").string());
+  Trainer exact(args("per_device_train_batch_size: 8\nfull_determinism: true\n"), tiny_model(0.0),
+                (dir_ / "tok").string());
+  kernels::set_num_threads(1);
+  Trainer single(args("per_device_train_batch_size: 8\n"), tiny_model(0.0), (dir_ / "tok").string());
+  kernels::set_num_threads(threads);
+  EXPECT_EQ(on.pipeline().replicas(), 2);
+  EXPECT_EQ(one_row.pipeline().replicas(), 1) << "no more replicas than rows";
+  EXPECT_EQ(exact.pipeline().replicas(), 1) << "full_determinism: the same bits for any thread count";
+  EXPECT_EQ(single.pipeline().replicas(), 1);
+  // The plan holds a state per replica and a gradient buffer more.
+  const size_t grads = on.model().table().total() * sizeof(float);
+  const RankMemoryPlan two = plan_replica_memory(on.model(), 8, 8, 2, 1, 0, 25, 2);
+  const RankMemoryPlan one = plan_rank_memory(on.model(), 8, 8, 1, 0, 25, 2);
+  EXPECT_EQ(two.gradients, 2 * grads);
+  EXPECT_EQ(one.gradients, grads);
+  EXPECT_EQ(two.replicas, 2);
+  EXPECT_EQ(two.micro_rows, 4);
 }
 
 TEST_F(TrainerTest, SaveTotalLimitKeepsTheNewestAndTheBest) {

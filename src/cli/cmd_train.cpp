@@ -231,6 +231,13 @@ void print_memory_plan(const TrainingArguments& a, Trainer& trainer, int dp) {
   const EvalShape eval{a.per_device_eval_batch_size, T};
   const Model<float>& model = trainer.model();
   const PipelineStep& pipe = trainer.pipeline();
+  if (pipe.replicas() > 1) {
+    std::printf("%s", format_memory_plan(plan_replica_memory(model, B, T, pipe.replicas(), dp, a.sharding_stage(),
+                                                             a.ddp_bucket_cap_mb, states, activation_policy(a), eval),
+                                         B, T)
+                          .c_str());
+    return;
+  }
   if (pipe.stages() == 1 && a.microbatches == 1) {
     std::printf("%s", format_memory_plan(plan_rank_memory(model, B, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb,
                                                           states, activation_policy(a), eval),

@@ -52,6 +52,11 @@ class ModelState {
   virtual ~ModelState() = default;
   // Bytes of the offload pool's file (nn::ActivationPolicy::offload), 0 without offloading.
   virtual size_t offload_pool_bytes() const { return 0; }
+
+  // Where backward accumulates the parameter gradients of this state's batch: null for the
+  // model's grads(), else a buffer of as many values of the model's element type that the
+  // caller owns (a replica thread's, train/pipeline_step.h). Model<T>::gradients_of reads it.
+  void* own_gradients = nullptr;
 };
 
 // One named output of the head, as HF names it ("logits"; "start_logits" / "end_logits"
@@ -191,7 +196,11 @@ class Model {
                          int parts = 1, double std = -1);
   // The flat buffers with the tensor-parallel group, for the layers.
   nn::Flat<T> flat_for_forward() const { return {params_.data(), nullptr, tp_group()}; }
-  nn::Flat<T> flat_for_backward() { return {params_.data(), grads_.data(), tp_group()}; }
+  // Backward's: gradients into the state's own buffer when it names one (ModelState::own_gradients).
+  nn::Flat<T> flat_for_backward(ModelState& state) { return {params_.data(), gradients_of(state), tp_group()}; }
+  T* gradients_of(ModelState& state) {
+    return state.own_gradients ? static_cast<T*>(state.own_gradients) : grads_.data();
+  }
   const nn::TensorGroup<T>* tp_group() const { return tp_.split() ? &tp_ : nullptr; }
   // Sizes and zeroes the flat buffers once the table is complete.
   void allocate();

@@ -274,6 +274,11 @@ void validate_parallel_arguments(const TrainingArguments& a, const std::string& 
   if (!a.auto_partition && (a.default_partition < 0 || a.default_partition >= a.pipeline_parallel_degree))
     fail(src, ": default_partition ", a.default_partition, " is not a pipeline stage (0 .. ",
          a.pipeline_parallel_degree - 1, ")");
+  if (a.replica_threads < 0) fail(src, ": replica_threads must be >= 0 (0: auto), got ", a.replica_threads);
+  if (a.replica_threads > 1 && (a.pipeline_parallel_degree > 1 || a.tensor_parallel_degree > 1 || a.microbatches > 1))
+    fail(src, ": replica_threads (", a.replica_threads, ") cuts each batch into parts trained at once by one "
+         "process; it cannot be combined with pipeline_parallel_degree (", a.pipeline_parallel_degree,
+         "), tensor_parallel_degree (", a.tensor_parallel_degree, ") or microbatches (", a.microbatches, ") above 1");
   if (a.processes_per_host < 0) fail(src, ": processes_per_host must be >= 0 (0: as the launcher started them)");
 }
 

@@ -127,6 +127,24 @@ RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp,
   return p;
 }
 
+RankMemoryPlan plan_replica_memory(const Model<float>& model, int B, int T, int replicas, int dp, int zero_stage,
+                                   double bucket_cap_mb, int optimizer_states, const nn::ActivationPolicy& activations,
+                                   EvalShape eval) {
+  const int rows = (B + replicas - 1) / replicas;
+  if (eval.B == 0) eval.B = B;  // evaluation batches keep the training batch's rows
+  RankMemoryPlan p = plan_rank_memory(model, rows, T, dp, zero_stage, bucket_cap_mb, optimizer_states, activations, eval);
+  const auto R = static_cast<size_t>(replicas);
+  p.replicas = replicas;
+  p.micro_rows = rows;
+  p.activations *= R;
+  p.offloaded *= R;
+  p.scratch *= R;
+  const size_t buffer = model.table().total() * sizeof(float);
+  p.gradients += (R - 1) * buffer;
+  p.gradients_peak += (R - 1) * buffer;
+  return p;
+}
+
 StageShare stage_share(const Model<float>& model, const PipelineStages& stages, int s, dist::PipelineKind kind, int B,
                        int microbatches) {
   StageShare share;
@@ -200,6 +218,9 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
                         p.stage >= 0 ? cat("; pipeline stage ", p.stage, " of ", p.stages, ", up to ", p.in_flight,
                                            " micro-batches of ", p.micro_rows, " rows in flight")
                                      : std::string(),
+                        p.replicas > 1 ? cat("; ", p.replicas, " replica threads of ", p.micro_rows, " rows, a gradient "
+                                             "buffer each")
+                                       : std::string(),
                         "; activations ", p.activation_policy.describe(), "):\n");
   char line[160];
   auto row = [&](const char* what, size_t bytes, const char* note) {

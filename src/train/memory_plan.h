@@ -24,6 +24,7 @@ struct RankMemoryPlan {
   int tp = 1;  // tensor parallelism: the model's table and activations are one rank's slices
   nn::ActivationPolicy activation_policy;
   int stage = -1, stages = 1, in_flight = 1, micro_rows = 0;  // under pipeline parallelism
+  int replicas = 1;  // replica threads (train/pipeline_step.h), each with a state of micro_rows rows
   size_t parameters = 0;
   size_t gradients = 0;       // resident between steps (the rank with the largest slice)
   size_t gradients_peak = 0;  // during backward (the rank where it is largest)
@@ -46,6 +47,13 @@ struct EvalShape {
 RankMemoryPlan plan_rank_memory(const Model<float>& model, int B, int T, int dp, int zero_stage,
                                 double bucket_cap_mb, int optimizer_states,
                                 const nn::ActivationPolicy& activations = {}, EvalShape eval = {});
+
+// With replica threads (train/pipeline_step.h): `replicas` states of ceil(B / replicas) rows in
+// place of one of B, and a gradient buffer more per replica after the first. Evaluation runs in
+// the first state.
+RankMemoryPlan plan_replica_memory(const Model<float>& model, int B, int T, int replicas, int dp, int zero_stage,
+                                   double bucket_cap_mb, int optimizer_states,
+                                   const nn::ActivationPolicy& activations = {}, EvalShape eval = {});
 
 // Under pipeline parallelism, a rank of one stage (the data-parallel rank with the largest
 // slice): parameters and gradients of the window the stage owns plus the shared parameters it

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <omp.h>
+
 #include "kernels/ops.h"
 #include "tensor/resident_memory.h"
 #include "train/micro_batches.h"
@@ -37,7 +39,7 @@ struct PipelineStep::Slot {
 
 PipelineStep::PipelineStep(Model<float>& model, const PipelineStages& stages, dist::Communicator* pipeline,
                            dist::PipelineKind kind, int micro_batches, bool head_only,
-                           const nn::ActivationPolicy& activations)
+                           const nn::ActivationPolicy& activations, int replicas)
     : model_(model),
       layout_(stages),
       comm_(pipeline && pipeline->size() > 1 ? pipeline : nullptr),
@@ -45,10 +47,14 @@ PipelineStep::PipelineStep(Model<float>& model, const PipelineStages& stages, di
       micro_(micro_batches),
       head_only_(head_only),
       activations_(activations),
-      stage_(comm_ ? comm_->rank() : 0) {
+      stage_(comm_ ? comm_->rank() : 0),
+      replicas_(replicas) {
   STRATA_CHECK(stages.count() == (comm_ ? comm_->size() : 1), "the pipeline has ", stages.count(),
                " stages but its group ", comm_ ? comm_->size() : 1, " ranks");
   STRATA_CHECK(micro_batches >= 1, "microbatches must be at least 1, got ", micro_batches);
+  STRATA_CHECK(replicas >= 1, "replica threads must be at least 1, got ", replicas);
+  STRATA_CHECK(replicas == 1 || (stages.count() == 1 && micro_batches == 1),
+               "replica threads need one pipeline stage and one micro-batch per batch");
 }
 
 PipelineStep::~PipelineStep() = default;
@@ -104,6 +110,7 @@ void PipelineStep::zero_borrowed_grads() {
 
 double PipelineStep::run(const Batch& batch, int first, int total, double norm,
                          const std::function<nn::DropoutCtx(int)>& dropout, DataParallelStep& dp) {
+  if (replicas_ > 1) return run_replicas(batch, first, total, norm, dropout, dp);
   const auto t0 = Clock::now();
   double reduce_s = 0;  // the data-parallel step's waits: not part of the schedule
   const std::vector<Batch> micro = split_rows(batch, micro_);
@@ -168,6 +175,49 @@ double PipelineStep::run(const Batch& batch, int first, int total, double norm,
   // would slow the stages still computing.
   if (final_batch) settle(idle_s_);
   schedule_s_ += seconds_since(t0) - reduce_s;
+  return loss;
+}
+
+double PipelineStep::run_replicas(const Batch& batch, int first, int total, double norm,
+                                  const std::function<nn::DropoutCtx(int)>& dropout, DataParallelStep& dp) {
+  const auto t0 = Clock::now();
+  const std::vector<Batch> parts = split_rows(batch, replicas_);
+  const int R = replicas_;
+  const size_t n = model_.grads().size();
+  replica_grads_.resize(static_cast<size_t>(R - 1));
+  for (int r = 0; r < R; ++r) {  // states and buffers before the threads: nothing shared grows in them
+    ModelState& state = *slot(static_cast<size_t>(r)).state;
+    if (r > 0) replica_grads_[r - 1].resize(n);
+    state.own_gradients = r > 0 ? replica_grads_[r - 1].data() : nullptr;
+  }
+  const UnitRange units = model_.all_units();
+  const UnitRange backward_units = head_only_ ? UnitRange{model_.head_unit(), model_.num_units()} : units;
+  std::vector<double> losses(static_cast<size_t>(R), 0.0);
+  // One thread per part; the kernels' own parallel regions inside run on that thread alone
+  // (OpenMP nesting is off), and so does every matrix product (kernels::gemm).
+#pragma omp parallel num_threads(R)
+  {
+    const int r = omp_get_thread_num();
+    const Batch& b = parts[static_cast<size_t>(r)];
+    if (r > 0) std::fill_n(replica_grads_[r - 1].data(), n, 0.0f);
+    if (b.B > 0) {
+      ModelState& state = *slots_[static_cast<size_t>(r)]->state;
+      const nn::DropoutCtx drop = dropout(first * R + r);
+      model_.forward(b, drop, units, nullptr, state);
+      losses[static_cast<size_t>(r)] = model_.loss(b, state, norm).loss;
+      model_.backward(b, drop, backward_units, nullptr, state);
+    }
+  }
+  float* g = model_.grads().data();
+  for (int r = 1; r < R; ++r)
+    if (parts[static_cast<size_t>(r)].B > 0) kernels::add(g, replica_grads_[r - 1].data(), g, n);
+  schedule_s_ += seconds_since(t0);
+  // The data-parallel step sees one micro-batch whose gradients are all final at once.
+  dp.begin_micro(first, total);
+  if (const GradsFinalHook hook = dp.hook(first, total)) hook(0);
+  dp.end_micro(first, total);
+  double loss = 0;
+  for (double l : losses) loss += l;
   return loss;
 }
 

@@ -11,6 +11,7 @@
 
 #include "io/files.h"
 #include "io/python_json.h"
+#include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
 #include "tensor/resident_memory.h"
@@ -44,6 +45,24 @@ std::string checkpoint_dir(const std::string& output_dir, int64_t step) {
 
 dist::Communicator* group_or_null(dist::Communicator* c) { return c && c->size() > 1 ? c : nullptr; }
 
+// Replica threads (train/pipeline_step.h): replica_threads if set, else (auto) one per compute
+// thread, where they apply: one pipeline stage without tensor parallelism or micro-batches, not
+// under ZeRO-2 (whose point is not to hold whole gradient buffers) or full_determinism (whose
+// bits may not depend on the thread count); at most one per row of the batch, and no more than
+// kReplicaGradientBudget of extra gradient buffers (a small model: BERT-base's 110M parameters
+// would take 420 MiB per replica, and its products keep two threads busy without them).
+constexpr size_t kReplicaGradientBudget = size_t{256} << 20;
+int replica_threads(const TrainingArguments& a, const Model<float>& model, bool one_stage, bool unsplit, int dp) {
+  if (a.replica_threads > 0) return a.replica_threads;
+  if (!one_stage || !unsplit || a.microbatches > 1 || (dp > 1 && a.sharding_stage() == 2) || a.full_determinism)
+    return 1;
+  const size_t buffer = std::max<size_t>(1, model.table().total() * sizeof(float));
+  const size_t affordable = 1 + kReplicaGradientBudget / buffer;
+  const size_t threads = static_cast<size_t>(kernels::num_threads());
+  return static_cast<int>(std::max<size_t>(
+      1, std::min({threads, affordable, static_cast<size_t>(std::max(1, a.per_device_train_batch_size))})));
+}
+
 }  // namespace
 
 Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, std::string tokenizer_dir,
@@ -60,8 +79,10 @@ Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, st
   std::string how;
   stages_ = std::make_unique<PipelineStages>(
       *model_, partition_blocks(*model_, args_, stages, args_.model_name_or_path + "/config.json", &how));
-  pipe_ = std::make_unique<PipelineStep>(*model_, *stages_, pipeline_, dist::parse_pipeline_kind(args_.pipeline),
-                                         args_.microbatches, args_.freeze_base_model, activation_policy(args_));
+  pipe_ = std::make_unique<PipelineStep>(
+      *model_, *stages_, pipeline_, dist::parse_pipeline_kind(args_.pipeline), args_.microbatches,
+      args_.freeze_base_model, activation_policy(args_),
+      replica_threads(args_, *model_, stages == 1, tensor_ == nullptr, comm_ ? comm_->size() : 1));
   const int s = pipe_->stage();
   STRATA_CHECK((tensor_ ? tensor_->size() : 1) == model_->tensor_split().degree, "the model is split ",
                model_->tensor_split().degree, " ways, the tensor-parallel group has ", tensor_ ? tensor_->size() : 1,
@@ -185,6 +206,9 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                                        a.microbatches, " micro-batches per batch, ", a.pipeline, ")")
                                  : std::string(),
                        tensor_ ? cat(" (each layer split over ", tensor_->size(), " tensor-parallel ranks)") : std::string(),
+                       pipe_->replicas() > 1 ? cat("\n  Replica threads = ", pipe_->replicas(),
+                                                   " (each batch's rows in as many parts, trained at once)")
+                                             : std::string(),
                        "\n  Num epochs = ", state_.num_train_epochs,
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
@@ -344,6 +368,9 @@ size_t Trainer::memory_outside_plan() {
 
 RankMemoryPlan Trainer::memory_plan(int B, int T, EvalShape eval, const TrainingArguments& a) const {
   const int states = a.optimizer_states();
+  if (pipe_->replicas() > 1)
+    return plan_replica_memory(*model_, B, T, pipe_->replicas(), data_parallel_size(), a.sharding_stage(),
+                               a.ddp_bucket_cap_mb, states, activation_policy(a), eval);
   if (pipe_->stages() == 1 && a.microbatches == 1)
     return plan_rank_memory(*model_, B, T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
                             activation_policy(a), eval);

@@ -51,7 +51,7 @@ const Field kFields[] = {
     F(logging_first_step), F(save_strategy), F(save_steps), F(save_total_limit), F(max_shard_size), F(load_best_model_at_end),
     F(metric_for_best_model), F(greater_is_better), F(early_stopping_patience), F(early_stopping_threshold),
     F(freeze_base_model), F(dataloader_num_workers), F(dataloader_drop_last), F(resume_from_checkpoint),
-    F(predict_output_format), F(num_threads), F(disable_tqdm), F(dataparallel_enabled), F(ddp_bucket_cap_mb),
+    F(predict_output_format), F(num_threads), F(replica_threads), F(disable_tqdm), F(dataparallel_enabled), F(ddp_bucket_cap_mb),
     F(ddp_timeout),
     F(pipeline_parallel_degree), F(tensor_parallel_degree), F(microbatches), F(pipeline),
     F(placement_strategy), F(ddp), F(shard_optimizer_state), F(zero_stage), F(optimize), F(auto_partition),

@@ -98,6 +98,9 @@ struct TrainingArguments {
   // txt: HF's predict_results.txt (index, predicted label); csv | jsonl: with probabilities
   std::string predict_output_format = "txt";
   int num_threads = 0;                        // 0: all cores
+  // Replica threads (train/pipeline_step.h): the batch's rows cut into this many parts that
+  // train at once, one thread each. 0: auto (Trainer::replica_threads says when).
+  int replica_threads = 0;
   // HF's name: bit-identical results for any thread count (fixed GEMM tiles), at a cost;
   // by default the same thread count gives the same bits (docs/numerics.md, "Determinism").
   bool full_determinism = false;

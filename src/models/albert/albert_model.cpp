@@ -265,7 +265,7 @@ const T* AlbertModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Un
                                   ModelState& state, const GradsFinalHook& grads_final) {
   auto& s = static_cast<AlbertState<T>&>(state);
   const ModelConfig& c = this->cfg_;
-  const nn::Flat<T> f{this->params_.data(), this->grads_.data()};
+  const nn::Flat<T> f{this->params_.data(), this->gradients_of(state)};
   const int N = b.B * b.T, L = num_blocks();
   const size_t NH = static_cast<size_t>(N) * c.hidden_size;
   s.d_hidden.resize(NH);

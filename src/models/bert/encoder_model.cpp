@@ -283,7 +283,7 @@ template <typename T>
 const T* EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output,
                                    ModelState& state, const GradsFinalHook& grads_final) {
   auto& s = static_cast<EncoderState<T>&>(state);
-  const nn::Flat<T> f = this->flat_for_backward();
+  const nn::Flat<T> f = this->flat_for_backward(state);
   const int N = b.B * b.T, L = num_blocks();
   const size_t NC = static_cast<size_t>(N) * this->cfg_.hidden_size;
   s.d_hidden.resize(NC);

@@ -278,7 +278,7 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
                                 ModelState& state, const GradsFinalHook& grads_final) {
   auto& s = static_cast<Gpt2State<T>&>(state);
   const ModelConfig& c = this->cfg_;
-  const nn::Flat<T> f = this->flat_for_backward();
+  const nn::Flat<T> f = this->flat_for_backward(state);
   const int N = b.B * b.T, L = num_blocks(), C = c.hidden_size;
   const size_t NC = static_cast<size_t>(N) * C;
   s.d_hidden.resize(NC);
@@ -327,8 +327,8 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
   if (r.begin > 0) return s.d_hidden.data();
   T* d = s.d_hidden.data();
   kernels::dropout_backward(d, d, NC, drop.p(c.embedding_dropout), drop.seed, kEmbeddingStream);
-  nn::vocab_parallel_embedding_backward(vocab_, b.input_ids.data(), d, this->grads_.data() + wte_, N, C, s.local_ids);
-  kernels::embedding_backward(s.position_ids.data(), d, this->grads_.data() + wpe_, N, C, -1);
+  nn::vocab_parallel_embedding_backward(vocab_, b.input_ids.data(), d, f.g + wte_, N, C, s.local_ids);
+  kernels::embedding_backward(s.position_ids.data(), d, f.g + wpe_, N, C, -1);
   final_from(0);
   return nullptr;
 }
