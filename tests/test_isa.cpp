@@ -161,6 +161,10 @@ Outputs run_every_kernel(Isa isa) {
   ISA_CALL(add<float>, x.data(), dy.data(), sum.data(), n);
   ISA_CALL(scale<float>, sum.data(), n, 0.3f);
   out.emplace_back("add, scale", bytes_of(sum));
+  // The gradient norm's sum, over more than one of its blocks and a vector tail.
+  const auto big = random_floats(rng, 3 * 16384 + 21, -3, 3);
+  const std::vector<double> squares = {ISA_CALL(sum_squares<float>, big.data(), big.size())};
+  out.emplace_back("sum_squares", bytes_of(squares));
   return out;
 }
 

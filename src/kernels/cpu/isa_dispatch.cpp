@@ -122,6 +122,11 @@ void mul(const T* a, const T* b, T* y, size_t n) {
   STRATA_ISA_CALL(active_isa(), mul<T>, a, b, y, n);
 }
 
+template <typename T>
+double sum_squares(const T* x, size_t n) {
+  STRATA_ISA_CALL(active_isa(), sum_squares<T>, x, n);
+}
+
 const char* kernel_isa() { return isa_name(active_isa()); }
 
 #define STRATA_INSTANTIATE(T)                                                                                       \
@@ -147,7 +152,8 @@ const char* kernel_isa() { return isa_name(active_isa()); }
   template void sgd_update<T>(T*, const T*, T*, size_t, const SGDParams&);                                         \
   template void scale<T>(T*, size_t, T);                                                                           \
   template void add<T>(const T*, const T*, T*, size_t);                                                             \
-  template void mul<T>(const T*, const T*, T*, size_t);
+  template void mul<T>(const T*, const T*, T*, size_t);                                                             \
+  template double sum_squares<T>(const T*, size_t);
 STRATA_INSTANTIATE(float)
 STRATA_INSTANTIATE(double)
 #undef STRATA_INSTANTIATE
