@@ -98,7 +98,7 @@ constexpr Help kHelp[] = {
     {"predict_output_format", "txt (HF's predict_results.txt), csv or jsonl (with probabilities)"},
     {"num_threads", "compute threads per rank (0: the host's cores / ranks on it)"},
     {"replica_threads", "parts of each batch trained at once, a thread each, gradients summed (0: auto: "
-                        "num_threads, fewer if their extra gradient buffers would pass 256 MiB; 1: off)"},
+                        "num_threads, fewer if their extra gradient buffers would pass 128 MiB; 1: off)"},
     {"full_determinism", "the same bits for any num_threads (fixed GEMM tiles; slower)"},
     {"disable_tqdm", "no progress bar"},
     {"run_name", "name of the run in logs and curves (default: output_dir)"},
