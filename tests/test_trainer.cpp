@@ -189,6 +189,28 @@ TEST_F(TrainerTest, ReplicaThreadsTakeTheStepsOfAccumulatingTheirParts) {
   EXPECT_GT(worst(params(whole), params(acc)), 1e-4) << "the comparison must be able to fail";
 }
 
+TEST_F(TrainerTest, AnErrorInAReplicaThreadStopsTheRunWithItsMessage) {
+  // Thrown inside the replicas' parallel region, where an escaping exception would terminate.
+  class Unlabelled : public VectorStream {
+   public:
+    using VectorStream::VectorStream;
+    bool next(Batch& b) override {
+      if (!VectorStream::next(b)) return false;
+      b.labels.clear();
+      return true;
+    }
+  };
+  Trainer t(args("max_steps: 2\nper_device_train_batch_size: 8\nreplica_threads: 2\nsave_strategy: no\n"),
+            tiny_model(0.1), (dir_ / "tok").string());
+  Unlabelled data(16, 8, 1);
+  try {
+    t.train(data, nullptr);
+    FAIL() << "a batch without labels must stop training";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the batch has no labels"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(TrainerTest, ReplicaThreadsAutoIsOnePerThreadUnlessBitsMustNotDependOnThreads) {
   const int threads = kernels::num_threads();
   kernels::set_num_threads(2);

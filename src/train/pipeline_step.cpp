@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 
 #include <omp.h>
 
@@ -193,21 +194,30 @@ double PipelineStep::run_replicas(const Batch& batch, int first, int total, doub
   const UnitRange units = model_.all_units();
   const UnitRange backward_units = head_only_ ? UnitRange{model_.head_unit(), model_.num_units()} : units;
   std::vector<double> losses(static_cast<size_t>(R), 0.0);
+  // An exception may not leave a parallel region: each thread keeps its own, the first is
+  // rethrown after (a bad batch stops the run with its message, as without replicas).
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(R));
   // One thread per part; the kernels' own parallel regions inside run on that thread alone
-  // (OpenMP nesting is off), and so does every matrix product (kernels::gemm).
+  // (kernels::set_num_threads turns nesting off), and so does every matrix product.
 #pragma omp parallel num_threads(R)
   {
     const int r = omp_get_thread_num();
-    const Batch& b = parts[static_cast<size_t>(r)];
-    if (r > 0) std::fill_n(replica_grads_[r - 1].data(), n, 0.0f);
-    if (b.B > 0) {
-      ModelState& state = *slots_[static_cast<size_t>(r)]->state;
-      const nn::DropoutCtx drop = dropout(first * R + r);
-      model_.forward(b, drop, units, nullptr, state);
-      losses[static_cast<size_t>(r)] = model_.loss(b, state, norm).loss;
-      model_.backward(b, drop, backward_units, nullptr, state);
+    try {
+      const Batch& b = parts[static_cast<size_t>(r)];
+      if (r > 0) std::fill_n(replica_grads_[r - 1].data(), n, 0.0f);
+      if (b.B > 0) {
+        ModelState& state = *slots_[static_cast<size_t>(r)]->state;
+        const nn::DropoutCtx drop = dropout(first * R + r);
+        model_.forward(b, drop, units, nullptr, state);
+        losses[static_cast<size_t>(r)] = model_.loss(b, state, norm).loss;
+        model_.backward(b, drop, backward_units, nullptr, state);
+      }
+    } catch (...) {
+      errors[static_cast<size_t>(r)] = std::current_exception();
     }
   }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
   float* g = model_.grads().data();
   for (int r = 1; r < R; ++r)
     if (parts[static_cast<size_t>(r)].B > 0) kernels::add(g, replica_grads_[r - 1].data(), g, n);

@@ -12,6 +12,9 @@ void set_num_threads(int n) {
   // thread counts. gemm() splits the work into fixed tiles across OpenMP threads instead.
   openblas_set_num_threads(1);
   omp_set_num_threads(n);
+  // A parallel region inside another runs on the thread that meets it (replica threads,
+  // train/pipeline_step.h, rely on it), whatever OMP_NESTED or OMP_MAX_ACTIVE_LEVELS say.
+  omp_set_max_active_levels(1);
 }
 
 int num_threads() { return omp_get_max_threads(); }
