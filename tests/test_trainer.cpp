@@ -98,6 +98,11 @@ class TrainerTest : public testing::Test {
     const auto& p = t.model().params();
     return std::vector<float>(p.data(), p.data() + p.size());
   }
+  static double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]));
+    return worst;
+  }
   static std::vector<double> losses(const std::string& out_dir) {
     std::vector<double> l;
     std::ifstream in(fs::path(out_dir) / "trainer_log.jsonl");
@@ -151,10 +156,7 @@ TEST_F(TrainerTest, GradientAccumulationEqualsTheUnionBatch) {
   // The same 8 examples in the same order: batch k of 8 == batches 2k, 2k+1 of 4.
   VectorStream large(16, 8, 1);
   big.train(large, nullptr);
-  const auto a = params(acc), b = params(big);
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]));
-  EXPECT_LT(worst, 1e-6);
+  EXPECT_LT(max_abs_diff(params(acc), params(big)), 1e-6);
   EXPECT_NEAR(losses((dir_ / "out").string()).at(0), 0, 10);  // a loss was logged
 }
 
@@ -180,13 +182,8 @@ TEST_F(TrainerTest, ReplicaThreadsTakeTheStepsOfAccumulatingTheirParts) {
   VectorStream again(24, 8, 1);
   whole.train(again, nullptr);
   kernels::set_num_threads(threads);
-  auto worst = [](const std::vector<float>& a, const std::vector<float>& b) {
-    double w = 0;
-    for (size_t i = 0; i < a.size(); ++i) w = std::max(w, std::abs(double(a[i]) - b[i]));
-    return w;
-  };
-  EXPECT_LT(worst(params(rep), params(acc)), 1e-6);
-  EXPECT_GT(worst(params(whole), params(acc)), 1e-4) << "the comparison must be able to fail";
+  EXPECT_LT(max_abs_diff(params(rep), params(acc)), 1e-6);
+  EXPECT_GT(max_abs_diff(params(whole), params(acc)), 1e-4) << "the comparison must be able to fail";
 }
 
 TEST_F(TrainerTest, AnErrorInAReplicaThreadStopsTheRunWithItsMessage) {

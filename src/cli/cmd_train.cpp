@@ -224,25 +224,16 @@ int run(const std::string& config, const std::vector<ArgumentOverride>& override
   }
 }
 
-// What each rank will hold: one plan, or one per pipeline stage (as Trainer::memory_plan).
+// What each rank will hold: the Trainer's plan on one stage (replica threads included), one
+// plan per pipeline stage otherwise.
 void print_memory_plan(const TrainingArguments& a, Trainer& trainer, int dp) {
   const int T = a.sequence_length();
   const int B = a.per_device_train_batch_size, states = a.optimizer_states();
   const EvalShape eval{a.per_device_eval_batch_size, T};
   const Model<float>& model = trainer.model();
   const PipelineStep& pipe = trainer.pipeline();
-  if (pipe.replicas() > 1) {
-    std::printf("%s", format_memory_plan(plan_replica_memory(model, B, T, pipe.replicas(), dp, a.sharding_stage(),
-                                                             a.ddp_bucket_cap_mb, states, activation_policy(a), eval),
-                                         B, T)
-                          .c_str());
-    return;
-  }
   if (pipe.stages() == 1 && a.microbatches == 1) {
-    std::printf("%s", format_memory_plan(plan_rank_memory(model, B, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb,
-                                                          states, activation_policy(a), eval),
-                                         B, T)
-                          .c_str());
+    std::printf("%s", format_memory_plan(trainer.memory_plan(B, T, eval), B, T).c_str());
     return;
   }
   std::printf("%s", format_pipeline_memory_plans(model, pipe.layout(), dist::parse_pipeline_kind(a.pipeline), B, T,

@@ -87,6 +87,9 @@ class Trainer {
   // epoch, as HF's Trainer.log does.
   void log(nlohmann::json entry);
   const TrainerState& state() const { return state_; }
+  // This rank's memory plan for batches of B x T under the run's settings: its pipeline
+  // stage's, with its replica threads (memory_plan.h).
+  RankMemoryPlan memory_plan(int B, int T, EvalShape eval) const { return memory_plan(B, T, eval, args_); }
 
  private:
   struct Step;
@@ -104,8 +107,7 @@ class Trainer {
   // Resident bytes besides parameters, gradients and optimizer state (code, libraries, data).
   size_t memory_outside_plan();
   // This rank's memory plan for batches of B x T (its pipeline stage's), under the
-  // activation and sharding settings of `a` (by default the run's).
-  RankMemoryPlan memory_plan(int B, int T, EvalShape eval) const { return memory_plan(B, T, eval, args_); }
+  // activation and sharding settings of `a`.
   RankMemoryPlan memory_plan(int B, int T, EvalShape eval, const TrainingArguments& a) const;
   // Before the first step: refuses (strata::Error) a run whose plan does not fit the memory
   // this process may take (util/memory_headroom.h), naming both figures and settings that fit.
