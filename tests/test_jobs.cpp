@@ -51,6 +51,20 @@ TEST(JobSpec, EstimatorNamesAndDefaults) {
   EXPECT_EQ(s.termination_grace_period, 120);
 }
 
+TEST(JobSpec, InterruptionsComeAfterSecondsOrAfterAStep) {
+  const JobSpec s =
+      parse_job_spec(spec_text("use_spot_instances: true\nsimulate_interruptions: [30, {at_step: 200}, 0.5]\n"), "job.yaml");
+  ASSERT_EQ(s.simulate_interruptions.size(), 3u);
+  EXPECT_FALSE(s.simulate_interruptions[0].at_step());
+  EXPECT_EQ(s.simulate_interruptions[0].seconds, 30);
+  EXPECT_TRUE(s.simulate_interruptions[1].at_step());
+  EXPECT_EQ(s.simulate_interruptions[1].step, 200);
+  EXPECT_EQ(s.simulate_interruptions[2].seconds, 0.5);
+  for (const char* bad : {"[{at_step: 0}]", "[{at_step: x}]", "[{after: 3}]", "[{at_step: 3, seconds: 2}]", "[-1]"})
+    expect_error([&] { parse_job_spec(spec_text("use_spot_instances: true\nsimulate_interruptions: " + std::string(bad) + "\n"), "j.yaml"); },
+                 {"j.yaml line 4", "simulate_interruptions expects"});
+}
+
 TEST(JobSpec, BadInputNamesTheLineAndTheFix) {
   expect_error([] { parse_job_spec(spec_text("instance_tipe: x\n"), "job.yaml"); },
                {"job.yaml line 3", "unknown job option 'instance_tipe'", "did you mean 'instance_type'"});
@@ -221,7 +235,8 @@ class Plan : public testing::Test {
 };
 
 TEST_F(Plan, ResolvesPathsThreadsAndTheTrainingConfig) {
-  const PlannedJob pj = make_plan(inputs("instance_count: 2\n"));
+  const PlannedJob pj =
+      make_plan(inputs("instance_count: 2\nuse_spot_instances: true\nsimulate_interruptions: [{at_step: 7}, 2.5]\n"));
   EXPECT_EQ(pj.plan.job_dir, dir_.path("jobs/j1"));
   EXPECT_EQ(pj.plan.checkpoint_dir, dir_.path("jobs/j1/checkpoints"));
   EXPECT_EQ(pj.plan.local_dir, dir_.path("jobs/j1/work"));
@@ -230,6 +245,7 @@ TEST_F(Plan, ResolvesPathsThreadsAndTheTrainingConfig) {
   EXPECT_EQ(pj.args.output_dir, pj.plan.local_dir);  // the ranks write where the runner uploads from
   EXPECT_EQ(pj.args.num_threads, 1);
   EXPECT_EQ(JobPlan::from_json(pj.plan.to_json()).to_json(), pj.plan.to_json());
+  EXPECT_EQ(pj.plan.to_json()["simulate_interruptions"], nlohmann::json::parse(R"([{"at_step": 7}, 2.5])"));
   // Two local.c2 instances on this 2-core machine: the ranks share its cores, and are told so.
   const PlannedJob crowded = make_plan(inputs("instance_count: 2\n", "local.c2"));
   EXPECT_EQ(crowded.plan.threads_per_rank, 1);

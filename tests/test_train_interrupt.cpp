@@ -1,7 +1,8 @@
 // `strata train` stopped by SIGTERM (a spot reclaim, Slurm, kill) finishes its step, writes a
 // checkpoint of it and exits 75; resumed from that checkpoint it ends with the parameters of
 // the run never stopped, bit for bit. More signals while it stops change nothing. (Through
-// mpirun the signal is SIGUSR1: tests/jobs/spot_interruptions.sh.)
+// mpirun the signal is SIGUSR1: tests/jobs/spot_interruptions.sh.) The run waits for the
+// signal after step 100 (STRATA_PAUSE_AT_STEP), so it stops there on any machine.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -39,13 +40,16 @@ class TrainInterrupt : public testing::Test {
                    "\nmax_seq_length: 16\nper_device_train_batch_size: 8\nmax_steps: 600\nlogging_steps: 10\n"
                    "save_steps: 1000\nnum_threads: 1\nlearning_rate: 1e-3\nseed: 3\n");
   }
-  // Starts `strata train train.yaml --set output_dir=OUT ...`; stdout and stderr to OUT.log.
-  pid_t start(const std::string& out, const std::vector<std::string>& sets) {
+  // Starts `strata train train.yaml --set output_dir=OUT ...`; stdout and stderr to OUT.log;
+  // `pause`: STRATA_PAUSE_AT_STEP's value, "" for none.
+  pid_t start(const std::string& out, const std::vector<std::string>& sets, const std::string& pause = "") {
     std::vector<std::string> args = {STRATA_BINARY, "train", dir_.path("train.yaml"), "--set", "output_dir=" + out};
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});
     const std::string log = out + ".log";
     const pid_t pid = fork();
     if (pid == 0) {
+      if (pause.empty()) unsetenv(kPauseAtStepVariable);
+      else setenv(kPauseAtStepVariable, pause.c_str(), 1);
       FILE* f = std::fopen(log.c_str(), "w");
       dup2(fileno(f), 1);
       dup2(fileno(f), 2);
@@ -69,10 +73,10 @@ TEST_F(TrainInterrupt, SigtermCheckpointsTheStepAndTheResumeIsExact) {
   ASSERT_EQ(wait_exit(start(dir_.path("reference"), {})), 0) << read_text(dir_.path("reference.log"));
 
   const std::string out = dir_.path("stopped");
-  const pid_t pid = start(out, {});
-  // Once training runs (a step is logged), stop it, and insist.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (read_text(out + "/trainer_log.jsonl").find("\"step\"") == std::string::npos &&
+  const pid_t pid = start(out, {}, "100");
+  // Once it waits after step 100, stop it, and insist.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (read_text(out + ".log").find(std::string(kPausedLine) + "100;") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   kill(pid, SIGTERM);
@@ -82,7 +86,7 @@ TEST_F(TrainInterrupt, SigtermCheckpointsTheStepAndTheResumeIsExact) {
   const std::string log = read_text(out + ".log");
   ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(stopped after step (\d+) of 600; resume from (\S+))"))) << log;
   const int step = std::stoi(m[1]);
-  EXPECT_LT(step, 600);
+  EXPECT_EQ(step, 100);
   EXPECT_EQ(m[2].str(), out + "/checkpoint-" + std::to_string(step));
   EXPECT_TRUE(fs::exists(m[2].str() + "/model.safetensors"));
   EXPECT_FALSE(fs::exists(out + "/model.safetensors"));  // no final model from a stopped run

@@ -78,8 +78,9 @@ void print_plan(const PlannedJob& pj, const JobSpec& spec, const MemoryEstimate&
   std::printf("training      %s%s\n", spec.training_config_source.c_str(), hp.empty() ? "" : (" + " + hp).c_str());
   if (!p.simulate_interruptions.empty()) {
     std::string at;
-    for (double s : p.simulate_interruptions) at += (at.empty() ? "" : ", ") + cat(s);
-    std::printf("interruptions simulated %s s into attempts 1..%zu; capacity returns %g s later\n", at.c_str(),
+    for (const SimulatedInterruption& i : p.simulate_interruptions)
+      at += (at.empty() ? "" : ", ") + (i.at_step() ? cat("after step ", i.step) : cat(i.seconds, " s in"));
+    std::printf("interruptions simulated %s (attempts 1..%zu); capacity returns %g s later\n", at.c_str(),
                 p.simulate_interruptions.size(), p.simulate_capacity_wait);
   }
   std::printf("record        %s\n", p.job_dir.c_str());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -49,6 +50,15 @@ struct Job {
   JobData data;
   std::unique_ptr<Model<float>> model;
 };
+
+// STRATA_PAUSE_AT_STEP's value: a step >= 1.
+int64_t pause_step(const char* text) {
+  char* end = nullptr;
+  const long long step = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || step < 1)
+    fail(kPauseAtStepVariable, " is '", text, "'; expected a step number >= 1 (after it the ranks wait for a stop request)");
+  return step;
+}
 
 void check_output_dir(const TrainingArguments& a) {
   if (!fs::exists(a.output_dir) || a.overwrite_output_dir || !a.resume_from_checkpoint.empty()) return;
@@ -293,6 +303,7 @@ int run_job(const TrainingArguments& a, Mode mode, dist::Communicator& world, co
   Trainer trainer(a, std::move(job.model), a.tokenizer_name,
                   {&world, &comm, groups.pipeline.get(), groups.tensor.get(), layout.local_world_size});
   if (main && mode == Mode::Train) print_memory_plan(a, trainer, comm.size());
+  if (const char* pause = std::getenv(kPauseAtStepVariable)) trainer.pause_after_step(pause_step(pause));
 
   // Results are the same on every rank (outputs are gathered); rank 0 writes them, under the
   // names HF's example scripts give them (Trainer.save_metrics: <split>_results.json and

@@ -46,10 +46,27 @@ void upload_checkpoints(const CheckpointStore& store, const JobPlan& p, const Jo
   }
 }
 
-// The next simulated interruption not yet fired, in seconds after its attempt started; < 0 if none.
-double next_interruption(const JobPlan& p, const JobRecord& rec) {
+// The next simulated interruption not yet fired; null if none.
+const SimulatedInterruption* next_interruption(const JobPlan& p, const JobRecord& rec) {
   const size_t fired = rec.status().value("interruptions_fired", 0);
-  return fired < p.simulate_interruptions.size() ? p.simulate_interruptions[fired] : -1;
+  return fired < p.simulate_interruptions.size() ? &p.simulate_interruptions[fired] : nullptr;
+}
+
+// The plan the attempt's ranks run under: for an interruption after a step, the ranks pause
+// there (kPauseAtStepVariable, read by strata train) until it reaches them. It replaces a
+// pause the job's environment asks for.
+JobPlan attempt_plan(const JobPlan& p, const SimulatedInterruption* due) {
+  if (!due || !due->at_step()) return p;
+  JobPlan a = p;
+  const std::string prefix = std::string(kPauseAtStepVariable) + "=";
+  std::erase_if(a.environment, [&](const std::string& kv) { return kv.starts_with(prefix); });
+  a.environment.push_back(prefix + std::to_string(due->step));
+  return a;
+}
+
+// Whether the simulated interruption is due `ran` seconds into the attempt.
+bool interruption_due(const SimulatedInterruption& i, double ran, const std::string& rank0_log) {
+  return i.at_step() ? paused_after_step(rank0_log, i.step) : ran >= i.seconds;
 }
 
 // Closes attempts whose end was never written (their host died, or the batch step was
@@ -67,7 +84,8 @@ std::vector<std::string> train_command(const JobPlan& p, const std::string& resu
 }
 
 AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
-                          const std::function<AttemptLaunch(const std::string&)>& launch_for, const AttemptHooks& hooks) {
+                          const std::function<AttemptLaunch(const JobPlan&, const std::string&)>& launch_for,
+                          const AttemptHooks& hooks) {
   rec.set_status(JobStatus::Starting, cat("attempt ", attempt, ": downloading checkpoints"));
   const CheckpointStore store(p.checkpoint_dir);
   const std::string resume = store.download(p.local_dir);
@@ -75,7 +93,8 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
                            : cat("resuming from ", fs::path(resume).filename().string()),
             {{"attempt", attempt}});
   fs::create_directories(rec.attempt_log_dir(attempt));
-  const AttemptLaunch launch = launch_for(resume);
+  const SimulatedInterruption* const due = next_interruption(p, rec);
+  const AttemptLaunch launch = launch_for(attempt_plan(p, due), resume);
 
   const double created = rec.status().value("created_epoch", now_seconds());
   double before = 0;
@@ -95,6 +114,7 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
   int escalation = 0;  // after the grace period: 1 = the launcher told to stop at once, 2 = killed
   bool taken = false;  // rank 0 logged that it took the stop request
   bool requeue_asked = false;  // a simulated interruption went through hooks.interrupt (Slurm's requeue)
+  bool fired = false;          // this attempt's simulated interruption
   const std::string rank0_log = rec.attempt_log_dir(attempt) + "/rank-0.log";
   for (;;) {
     if (auto st = proc.poll()) {
@@ -104,14 +124,15 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
     const double now = now_seconds();
     const double ran = before + (now - start);
     if (r.reason == StopReason::None) {
-      const double due = next_interruption(p, rec);
       if (rec.has_request("stop")) {
         r.reason = StopReason::Stopped;
       } else if (rec.take_request("interrupt")) {
         r.reason = StopReason::Interrupted;
-      } else if (due >= 0 && now - start >= due) {
+      } else if (due && !fired && interruption_due(*due, now - start, rank0_log)) {
+        fired = true;
         rec.update([](nlohmann::json& s) { s["interruptions_fired"] = s.value("interruptions_fired", 0) + 1; });
-        rec.event(cat("simulated spot interruption ", due, " s into attempt ", attempt));
+        rec.event(due->at_step() ? cat("simulated spot interruption after step ", due->step, " of attempt ", attempt)
+                                 : cat("simulated spot interruption ", due->seconds, " s into attempt ", attempt));
         if (hooks.interrupt) {
           hooks.interrupt();
           requeue_asked = true;

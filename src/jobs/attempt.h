@@ -39,9 +39,10 @@ struct AttemptResult {
   double seconds = 0;
 };
 
-// `launch_for(resume)`: the launch of the ranks, resuming from checkpoint `resume` ("" = none).
+// `launch_for(plan, resume)`: the launch of the ranks under `plan` (the job's, with this
+// attempt's environment), resuming from checkpoint `resume` ("" = none).
 AttemptResult run_attempt(const JobPlan& plan, const JobRecord& record, int attempt,
-                          const std::function<AttemptLaunch(const std::string& resume)>& launch_for,
+                          const std::function<AttemptLaunch(const JobPlan& plan, const std::string& resume)>& launch_for,
                           const AttemptHooks& hooks);
 
 // The status an attempt leads to (Uploading is the way to Completed).

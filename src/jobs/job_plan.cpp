@@ -37,6 +37,14 @@ void check_hostfile(const JobSpec& s, const InstanceType& t, int ranks_per_host,
   }
 }
 
+// Seconds as numbers, steps as {"at_step": N}: the spec's own spelling.
+nlohmann::json interruptions_json(const std::vector<SimulatedInterruption>& list) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SimulatedInterruption& i : list)
+    out.push_back(i.at_step() ? nlohmann::json{{"at_step", i.step}} : nlohmann::json(i.seconds));
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json JobPlan::to_json() const {
@@ -59,7 +67,7 @@ nlohmann::json JobPlan::to_json() const {
           {"max_run", max_run},
           {"max_wait", max_wait},
           {"termination_grace_period", grace},
-          {"simulate_interruptions", simulate_interruptions},
+          {"simulate_interruptions", interruptions_json(simulate_interruptions)},
           {"simulate_capacity_wait", simulate_capacity_wait},
           {"checkpoint_uri", checkpoint_dir},
           {"checkpoint_local_path", local_dir},
@@ -86,7 +94,9 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.max_run = j.at("max_run");
   p.max_wait = j.at("max_wait");
   p.grace = j.at("termination_grace_period");
-  p.simulate_interruptions = j.at("simulate_interruptions").get<std::vector<double>>();
+  for (const auto& i : j.at("simulate_interruptions"))
+    p.simulate_interruptions.push_back(i.is_object() ? SimulatedInterruption{0, i.at("at_step").get<int64_t>()}
+                                                     : SimulatedInterruption{i.get<double>(), -1});
   p.simulate_capacity_wait = j.at("simulate_capacity_wait");
   p.checkpoint_dir = j.at("checkpoint_uri");
   p.local_dir = j.at("checkpoint_local_path");

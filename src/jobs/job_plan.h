@@ -27,7 +27,7 @@ struct JobPlan {
   std::string slurm_partition;
   bool spot = false;
   double max_run = 0, max_wait = 0, grace = 0;
-  std::vector<double> simulate_interruptions;
+  std::vector<SimulatedInterruption> simulate_interruptions;
   double simulate_capacity_wait = 0;
   std::string checkpoint_dir;  // checkpoint_uri, resolved and absolute
   std::string local_dir;       // checkpoint_local_path, absolute: the ranks' output_dir

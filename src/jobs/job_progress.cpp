@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include "core/exit_status.h"
 #include "util/error.h"
 
 namespace strata::jobs {
@@ -72,6 +73,10 @@ TrainingProgress read_training_progress(const std::string& log) {
   for (auto it = std::sregex_iterator(end.begin(), end.end(), step); it != std::sregex_iterator(); ++it)
     p.step = std::stoll((*it)[1]);
   return p;
+}
+
+bool paused_after_step(const std::string& log, int64_t step) {
+  return tail(log, 1 << 12).find(cat(kPausedLine, step, ";")) != std::string::npos;
 }
 
 bool stop_taken(const std::string& log) { return tail(log, 1 << 12).find("stop requested (signal") != std::string::npos; }

@@ -23,6 +23,8 @@ struct TrainingProgress {
   int64_t total = -1;  // "Total optimization steps", -1 before the Trainer printed it
 };
 TrainingProgress read_training_progress(const std::string& rank0_log);
+// Whether rank 0 has logged that it waits for an interruption after `step` (kPausedLine).
+bool paused_after_step(const std::string& rank0_log, int64_t step);
 // Whether rank 0 has logged that it took a stop request ("stop requested (signal N)").
 bool stop_taken(const std::string& rank0_log);
 

@@ -33,6 +33,21 @@ double seconds(const YAML::Node& v, const std::string& where, const char* key) {
   return x;
 }
 
+// 30 (seconds into the attempt) or {at_step: 200} (after that step).
+SimulatedInterruption interruption(const YAML::Node& v, const std::string& where) {
+  SimulatedInterruption i;
+  if (v.IsMap()) {
+    int64_t step = -1;
+    if (v.size() != 1 || !v["at_step"] || !v["at_step"].IsScalar() ||
+        !YAML::convert<int64_t>::decode(v["at_step"], step) || step < 1)
+      fail(where, ": simulate_interruptions expects seconds (a number >= 0) or {at_step: N} with a step N >= 1");
+    i.step = step;
+  } else {
+    i.seconds = seconds(v, where, "simulate_interruptions");
+  }
+  return i;
+}
+
 std::string emit(const YAML::Node& n) { return YAML::Dump(n) + "\n"; }
 
 // name: scalar pairs. as_yaml: keep each value as YAML text (quoted where needed), so that a
@@ -137,8 +152,9 @@ JobSpec parse_job_spec(const std::string& text, const std::string& source) {
       {"termination_grace_period", secs(s.termination_grace_period, "termination_grace_period")},
       {"simulate_interruptions",
        [&](const YAML::Node& v, const std::string& w) {
-         if (!v.IsSequence()) fail(w, ": simulate_interruptions expects a list of seconds, e.g. [30, 75, 120]");
-         for (const auto& t : v) s.simulate_interruptions.push_back(seconds(t, w, "simulate_interruptions"));
+         if (!v.IsSequence())
+           fail(w, ": simulate_interruptions expects a list of seconds or steps, e.g. [30, 75] or [{at_step: 200}]");
+         for (const auto& t : v) s.simulate_interruptions.push_back(interruption(t, w));
        }},
       {"simulate_capacity_wait", secs(s.simulate_capacity_wait, "simulate_capacity_wait")},
   };

@@ -3,6 +3,7 @@
 // max_run, max_wait, ...), plus strata's training configuration and where to run it.
 // Parsed from YAML and checked before anything starts (docs/jobs.md lists every key).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,16 @@ enum class Backend { Local, Hostfile, Slurm };
 const char* backend_name(Backend b);
 
 using NameValues = std::vector<std::pair<std::string, std::string>>;
+
+// A simulated spot interruption of one attempt: `seconds` after the attempt starts, or, with
+// `step` >= 0, once its ranks have finished that step. At a step the ranks pause until the
+// interruption reaches them (the runner fires it when rank 0 says it waits), so it lands after
+// the same step on any machine, however fast or loaded: what tests need.
+struct SimulatedInterruption {
+  double seconds = 0;
+  int64_t step = -1;
+  bool at_step() const { return step >= 0; }
+};
 
 struct JobSpec {
   std::string source;  // the spec file, named in errors
@@ -39,7 +50,7 @@ struct JobSpec {
   // Seconds the ranks get, after a stop signal, to finish their step and write a checkpoint
   // before they are killed (SageMaker gives a spot instance two minutes' notice).
   double termination_grace_period = 120;
-  std::vector<double> simulate_interruptions;  // the k-th interrupts the k-th attempt this many seconds in
+  std::vector<SimulatedInterruption> simulate_interruptions;  // the k-th interrupts the k-th attempt
   double simulate_capacity_wait = 0;           // seconds until spot capacity returns
 };
 

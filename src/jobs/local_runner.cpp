@@ -95,7 +95,7 @@ JobStatus run_local_job(const JobPlan& p, const JobRecord& rec) {
     }
     line.echo_events(rec);
     const AttemptResult r =
-        run_attempt(p, rec, attempt, [&](const std::string& resume) { return local_launch(p, rec, attempt, resume); }, hooks);
+        run_attempt(p, rec, attempt, [&](const JobPlan& ap, const std::string& resume) { return local_launch(ap, rec, attempt, resume); }, hooks);
     end = attempt_outcome(r);
     if (end != JobStatus::Interrupted) {
       if (end == JobStatus::Failed) {

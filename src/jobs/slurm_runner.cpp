@@ -68,7 +68,7 @@ int run_slurm_step(const JobPlan& p, const JobRecord& rec) {
     hooks.interrupt = [&] { slurm_requeue(id); };
     hooks.external_stop = [&] { return slurm_term.count() > 0; };
     const AttemptResult r = run_attempt(
-        p, rec, attempt, [&](const std::string& resume) { return srun_launch(p, rec, attempt, resume); }, hooks);
+        p, rec, attempt, [&](const JobPlan& ap, const std::string& resume) { return srun_launch(ap, rec, attempt, resume); }, hooks);
     end = attempt_outcome(r);
     if (end == JobStatus::Interrupted) {
       rec.update([](nlohmann::json& s) { s["interrupted_at"] = now_seconds(); });

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
+#include "core/exit_status.h"
 #include "io/files.h"
 #include "io/python_json.h"
 #include "kernels/ops.h"
@@ -62,6 +64,17 @@ int replica_threads(const TrainingArguments& a, const Model<float>& model, bool 
   const size_t threads = static_cast<size_t>(kernels::num_threads());
   return static_cast<int>(std::max<size_t>(
       1, std::min({threads, affordable, static_cast<size_t>(std::max(1, a.per_device_train_batch_size))})));
+}
+
+// Trainer::pause_after_step: waits until `stop_request` has counted a signal, at most
+// kPauseSeconds; rank 0 (`say`) says so first, in the line the job runner waits for.
+void wait_for_stop_request(const SignalFlag& stop_request, int64_t step, bool say) {
+  if (say) progress_message(cat(kPausedLine, step, "; waiting up to ", kPauseSeconds, " s for the stop request (",
+                                kPauseAtStepVariable, ")"));
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(kPauseSeconds);
+  while (stop_request.count() == 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (say && stop_request.count() == 0) progress_message(cat("no stop request came; training goes on after step ", step));
 }
 
 }  // namespace
@@ -305,6 +318,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
       state_.batch_in_epoch = 0;
     }
     maybe_evaluate_and_save(eval_data, eval_task, epoch_end, stop);
+    if (state_.global_step == pause_step_ && state_.global_step < max_steps) wait_for_stop_request(stop_request, pause_step_, is_main_process());
     // The signal reaches the ranks at different moments: they agree on the step to stop after.
     // Every rank, pipeline stages included, must agree: the sum runs over the whole world.
     double stops = stop_request.count() > 0 ? 1 : 0;

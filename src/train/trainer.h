@@ -87,6 +87,10 @@ class Trainer {
   // epoch, as HF's Trainer.log does.
   void log(nlohmann::json entry);
   const TrainerState& state() const { return state_; }
+  // After step `step` of train() every rank waits, up to kPauseSeconds, for a stop request
+  // before the ranks agree whether to stop: an interruption sent once rank 0 logs that it
+  // waits (core/exit_status.h) stops the run after exactly that step. -1: no pause.
+  void pause_after_step(int64_t step) { pause_step_ = step; }
   // This rank's memory plan for batches of B x T under the run's settings: its pipeline
   // stage's, with its replica threads (memory_plan.h).
   RankMemoryPlan memory_plan(int B, int T, EvalShape eval) const { return memory_plan(B, T, eval, args_); }
@@ -135,6 +139,7 @@ class Trainer {
   EvalShape largest_eval_batch_;             // ... and of the evaluations run during training
   std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
   int64_t last_saved_step_ = -1;
+  int64_t pause_step_ = -1;
   // report_to's reporters, made at the first log entry so a run that logs nothing writes no files.
   std::optional<std::vector<std::unique_ptr<LogReporter>>> reporters_;
 };

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The hostfile backend on separate hosts: scripts/netns_cluster.sh makes 2 network-namespace
 # "hosts" joined over TCP; inside the first, `strata job run` starts a 2-instance job with
-# mpirun over a hostfile naming both. The job is interrupted once; its final parameters must
-# equal those of the same 2-rank training run by mpirun on this host (shared memory).
+# mpirun over a hostfile naming both. The job is interrupted once, after step 250 (the ranks
+# pause there until the interruption reaches them: no race with the machine's speed); its
+# final parameters must equal those of the same 2-rank training run by mpirun on this host
+# (shared memory).
 #   hostfile_netns.sh STRATA_BINARY SOURCE_DIR
 # Exits 77 (skipped) where network namespaces cannot be made (not root, no ip netns).
 set -euo pipefail
@@ -30,7 +32,7 @@ instance_count: 2
 training_config: $WORK/train.yaml
 output_path: $WORK/jobs
 use_spot_instances: true
-simulate_interruptions: [2]
+simulate_interruptions: [{at_step: 250}]
 simulate_capacity_wait: 0.5
 termination_grace_period: 30
 YAML
@@ -42,6 +44,8 @@ YAML
 job=$WORK/jobs/netns
 [[ $(job_field "$job" "s['status']") == Completed ]] || fail "status $(job_field "$job" "s['status']")"
 [[ $(job_field "$job" "len(s['attempts'])") == 2 ]] || fail "expected 2 attempts (one interruption)"
+grep -q "stopped after step 250 of 600" "$job/logs/attempt-1/rank-0.log" || fail "attempt 1 did not stop after step 250"
+grep -q "resumed from .*checkpoint-250" "$job/logs/attempt-2/rank-0.log" || fail "attempt 2 did not resume from step 250"
 grep -q "mpirun over .*: 10\.231\." "$WORK/job.log" || fail "the plan does not name the namespace hosts"
 # Each rank ran on a host of its own: rank 0's banner says it is alone on its node.
 grep -q "rank 0 of 2 (local rank 0 of 1 on this node" "$job/logs/attempt-2/rank-0.log" ||

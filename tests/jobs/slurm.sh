@@ -2,7 +2,8 @@
 # The slurm backend on a real one-machine Slurm cluster of 2 nodes (run through
 # scripts/slurm_cluster.sh, which skips with exit 77 where Slurm cannot be started):
 #   spot       a 2-node spot job is interrupted twice, once from inside (a simulated
-#              interruption: scontrol requeue) and once by `strata job interrupt`; Slurm
+#              interruption after step 200: scontrol requeue) and once by `strata job
+#              interrupt` while the ranks pause after step 400 (STRATA_PAUSE_AT_STEP); Slurm
 #              requeues it, the batch step resumes from the newest checkpoint, and the final
 #              parameters equal those of the same 2-rank training run by mpirun on this host;
 #   max_run    a job stops at max_run with a checkpoint: MaxRuntimeExceeded.
@@ -17,9 +18,9 @@ trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo "work dir: $WORK"
 cd "$WORK"
-# Long enough (about 6 s on 2 quiet cores) that the interruption 2 s into attempt 1 and the
-# one `strata job interrupt` sends once attempt 2 trains both come before the job ends.
-tiny_training "$WORK" 3000 4
+# Both interruptions come at steps where the ranks wait for them: none can come too late,
+# however fast the machine.
+tiny_training "$WORK" 600 4
 JOBS=$WORK/jobs
 
 mpirun --oversubscribe -np 2 "$STRATA" train train.yaml --set output_dir="$WORK/reference" --set num_threads=1 \
@@ -35,18 +36,20 @@ output_path: $JOBS
 use_spot_instances: true
 max_run: 600
 max_wait: 1200
-simulate_interruptions: [2]
+simulate_interruptions: [{at_step: 200}]
 simulate_capacity_wait: 1
 termination_grace_period: 20
+environment: {STRATA_PAUSE_AT_STEP: 400}
 YAML
 "$STRATA" job run spot.yaml --job-name spot > spot.log 2>&1 &
 runner=$!
 job=$JOBS/spot
-for _ in $(seq 600); do  # attempt 2 has logged a training step
-  grep -qs '"step":' "$job/logs/attempt-2/rank-0.log" && break
+paused="paused for an interruption after step 400;"
+for _ in $(seq 1200); do  # attempt 2 waits after step 400 (the simulated interruption's pause replaced attempt 1's)
+  grep -qs "$paused" "$job/logs/attempt-2/rank-0.log" && break
   sleep 0.1
 done
-grep -qs '"step":' "$job/logs/attempt-2/rank-0.log" || { kill "$runner" 2> /dev/null || true; tail -30 spot.log; fail "attempt 2 never trained"; }
+grep -qs "$paused" "$job/logs/attempt-2/rank-0.log" || { kill "$runner" 2> /dev/null || true; tail -30 spot.log; fail "attempt 2 never reached step 400"; }
 "$STRATA" job interrupt spot --output-path "$JOBS" | grep -q "requeued" || fail "strata job interrupt did not requeue"
 wait "$runner" || { tail -30 spot.log; fail "the spot job did not complete"; }
 [[ $(job_field "$job" "s['status']") == Completed ]] || fail "spot: status $(job_field "$job" "s['status']")"
@@ -57,6 +60,8 @@ grep -q "^#SBATCH --requeue" "$job/job.sbatch" && grep -q "^#SBATCH --signal=B:T
 for a in 1 2 3; do
   for r in 0 1; do [[ -s $job/logs/attempt-$a/rank-$r.log ]] || fail "spot: no log for attempt $a rank $r"; done
 done
+grep -q "stopped after step 200 of 600" "$job/logs/attempt-1/rank-0.log" || fail "spot: attempt 1 did not stop after step 200"
+grep -q "stopped after step 400 of 600" "$job/logs/attempt-2/rank-0.log" || fail "spot: attempt 2 did not stop after step 400"
 "$STRATA" job status spot --output-path "$JOBS" | grep -q "^slurm job    [0-9]" || fail "spot: status does not name the Slurm job"
 cmp "$WORK/reference/model.safetensors" "$job/model/model.safetensors" ||
   fail "spot: the Slurm job's final parameters differ from the 2-rank mpirun run's"
@@ -71,7 +76,7 @@ instance_type: local.c1
 instance_count: 2
 training_config: $WORK/long/train.yaml
 output_path: $JOBS
-max_run: 4
+max_run: 10
 termination_grace_period: 20
 YAML
 "$STRATA" job run long.yaml --job-name maxrun > maxrun.log 2>&1 && fail "max_run: the job exited 0"

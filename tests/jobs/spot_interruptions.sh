@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# A spot job interrupted 3 times at random moments ends with the same final parameters, bit
+# A spot job interrupted 3 times at random steps ends with the same final parameters, bit
 # for bit, as the same job never interrupted: on one rank (the runner signals strata train
 # itself) and on two (mpirun forwards the signal to both ranks). Also checks the record: 4
-# attempts, the first 3 ended by the interruptions, the events, one log per rank and attempt,
-# and the billing (billable <= training seconds, cost = billable x count x spot price / 3600,
-# savings against on demand).
+# attempts, the first 3 stopped by the interruptions after their steps, the events, one log
+# per rank and attempt, and the billing (billable <= training seconds, cost = billable x count
+# x spot price / 3600, savings against on demand). Each interruption is {at_step: N}: the
+# ranks wait after step N until it reaches them, so it never comes after the job ended,
+# whatever the machine's speed or load.
 #   spot_interruptions.sh STRATA_BINARY SOURCE_DIR [SEED]
 set -euo pipefail
 STRATA=${1:?usage: spot_interruptions.sh STRATA_BINARY SOURCE_DIR [SEED]}
@@ -16,7 +18,7 @@ trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo "work dir: $WORK; random seed $SEED (rerun with it as the third argument)"
 
-job_yaml() {  # name, kind, instance_count[, interruption times]
+job_yaml() {  # name, kind, instance_count[, interruptions]
   local name=$1 kind=$2 count=$3 times=${4:-}
   {
     echo "instance_type: local.c1"
@@ -40,47 +42,30 @@ run_pair() {  # name, instance_count, steps, batch per rank
   mkdir -p "$WORK/$name"
   tiny_training "$WORK/$name" "$steps" "$batch"
   job_yaml "$name" reference "$count"
-  # The k-th attempt is interrupted TIMES[k] seconds after it starts, at random between half
-  # its start-up (the ranks load data: the stop must wait for them) and start-up plus 20% of
-  # the reference's training time (times SCALE), so that the 3 interruptions come before the
-  # job ends. Under heavy load an attempt's start-up can run much faster than the reference's
-  # did and the last interruption then lands after the job finished (the attempt ends 0, as
-  # it should): the job is run again with the times halved, at most four times, and says so
-  # (an interruption too early is harmless: it kills the ranks while they start).
-  local scale try kind
-  for try in 1 2 3 4 5; do
-    scale=$(python3 -c "print(0.5 ** ($try - 1))")
-    TIMES=$(python3 - "$WORK/$name/jobs/reference" "$SEED" "$scale" <<'PY'
-import json, random, sys
-s = json.load(open(sys.argv[1] + "/status.json"))
-train = json.load(open(sys.argv[1] + "/model/train_results.json"))["train_runtime"]
-startup = max(0.1, s["billing"]["billable_seconds"] - train)
-random.seed(int(sys.argv[2]))
-scale = float(sys.argv[3])
-print(", ".join(f"{scale * random.uniform(0.5 * startup, startup + 0.2 * train):.2f}" for _ in range(3)))
-PY
-)
-    kind=spot-$try
-    echo "$name: interruptions [$TIMES] s into attempts 1, 2, 3"
-    job_yaml "$name" "$kind" "$count" "$TIMES"
-    (($(job_field "$WORK/$name/jobs/$kind" "len(s['attempts'])") == 4)) && break
-    echo "$name: the job ended in $(job_field "$WORK/$name/jobs/$kind" "len(s['attempts'])") attempts: an interruption came after the training ended; again with the times halved"
-  done
-  local ref=$WORK/$name/jobs/reference spot=$WORK/$name/jobs/$kind
+  # Three distinct steps, at random, in order: attempt k stops after the k-th and attempt k+1
+  # resumes from its checkpoint. Some fall between checkpoints (every 100 steps), some on one.
+  local -a at
+  read -r -a at <<< "$(python3 -c "import random; random.seed($SEED); print(*sorted(random.sample(range(1, $steps), 3)))")"
+  echo "$name: interruptions after steps ${at[*]} of $steps"
+  job_yaml "$name" spot "$count" "{at_step: ${at[0]}}, {at_step: ${at[1]}}, {at_step: ${at[2]}}"
+  local ref=$WORK/$name/jobs/reference spot=$WORK/$name/jobs/spot
   [[ $(job_field "$spot" "s['status']") == Completed ]] || fail "$name: status $(job_field "$spot" "s['status']")"
   [[ $(job_field "$spot" "s['interruptions_fired']") == 3 ]] ||
-    fail "$name: $(job_field "$spot" "s['interruptions_fired']") interruptions fired, expected 3 (the job trained for too short a time?)"
-  # 75: stopped after a step with a checkpoint; an interruption that comes while the ranks
-  # still start up kills them instead (the attempt resumes from the checkpoint before).
-  [[ $(job_field "$spot" "[a['exit_status'] != 0 for a in s['attempts']]") == "[True, True, True, False]" ]] ||
-    fail "$name: attempt exit statuses $(job_field "$spot" "[a['exit_status'] for a in s['attempts']]"), expected 3 non-zero, then 0"
-  echo "$name: attempt exit statuses $(job_field "$spot" "[a['exit_status'] for a in s['attempts']]")"
+    fail "$name: $(job_field "$spot" "s['interruptions_fired']") interruptions fired, expected 3"
+  # 75: stopped after a step with a checkpoint of that step.
+  [[ $(job_field "$spot" "[a['exit_status'] for a in s['attempts']]") == "[75, 75, 75, 0]" ]] ||
+    fail "$name: attempt exit statuses $(job_field "$spot" "[a['exit_status'] for a in s['attempts']]"), expected [75, 75, 75, 0]"
   [[ $(grep -c '"status":"Interrupted"' "$spot/events.jsonl") == 3 ]] || fail "$name: expected 3 Interrupted events"
-  # Every attempt whose ranks ran (not killed while starting) left one log per rank.
-  for a in $(job_field "$spot" "' '.join(str(a['attempt']) for a in s['attempts'] if a['exit_status'] in (0, 75))"); do
+  for a in 1 2 3 4; do
     for ((r = 0; r < count; r++)); do
       [[ -s $spot/logs/attempt-$a/rank-$r.log ]] || fail "$name: no log for attempt $a rank $r"
     done
+  done
+  for k in 0 1 2; do
+    grep -q "stopped after step ${at[k]} of $steps" "$spot/logs/attempt-$((k + 1))/rank-0.log" ||
+      fail "$name: attempt $((k + 1)) did not stop after step ${at[k]}"
+    grep -q "resumed from .*checkpoint-${at[k]} " "$spot/logs/attempt-$((k + 2))/rank-0.log" ||
+      fail "$name: attempt $((k + 2)) did not resume from step ${at[k]}"
   done
   cmp "$ref/model/model.safetensors" "$spot/model/model.safetensors" ||
     fail "$name: the interrupted job's final parameters differ from the uninterrupted job's"
@@ -99,6 +84,6 @@ PY
   echo "$name: 3 interruptions, final parameters identical to the uninterrupted job's"
 }
 
-run_pair one_rank 1 1000 8
-run_pair two_ranks 2 900 4
+run_pair one_rank 1 400 8
+run_pair two_ranks 2 400 4
 echo PASS
