@@ -227,6 +227,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
+  kernels::warm_up_gemm();  // the library's generated code is held before training, not planned
   held_before_training_ = memory_outside_plan();
   check_memory_fits(eval_data ? EvalShape{a.per_device_eval_batch_size, a.sequence_length()} : EvalShape{});
   Progress bar(max_steps, a.disable_tqdm || !is_main_process());

@@ -121,6 +121,19 @@ void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, c
   }
 }
 
+void warm_up_gemm() {
+  constexpr int n = 96;  // past the sizes oneDNN treats as small
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n, 0.f);
+  const GemmThreading mode = g_threading;
+  for (GemmThreading m : {GemmThreading::FixedTiles, GemmThreading::Library}) {
+    g_threading = m;
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (float beta : {0.f, 1.f}) gemm<float>(ta, tb, n, n, n, 1.f, a.data(), n, b.data(), n, beta, c.data(), n);
+  }
+  g_threading = mode;
+}
+
 template <typename T>
 void linear_forward(const T* x, const T* W, const T* b, T* y, int N, int in, int out) {
   if (b) {
