@@ -6,6 +6,8 @@ set -euo pipefail
 PKGS=(
   # toolchain; git names the commit in `strata --version`
   g++ cmake ninja-build pkg-config git
+  # compiles once per machine: a clone elsewhere (CI's) reuses the objects (CMakeLists.txt)
+  ccache
   # matrix products: oneDNN's sgemm, OpenBLAS's (pthread build) dgemm (docs/gemm.md)
   libdnnl-dev libopenblas-dev libopenblas0-pthread
   # JSON, YAML, Unicode, gzip-compressed datasets

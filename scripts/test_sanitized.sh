@@ -10,10 +10,8 @@
 #                                                  the tests of strata's own threads
 set -euo pipefail
 cd "$(dirname "$0")/.."
-configure() {  # PRESET: configures build-PRESET/ once (CMakePresets.json), through ccache if present
-  local launcher=()
-  if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-  if [[ ! -f build-$1/build.ninja ]]; then cmake --preset "$1" "${launcher[@]}"; fi
+configure() {  # PRESET: configures build-PRESET/ once (CMakePresets.json; through ccache if present: CMakeLists.txt)
+  if [[ ! -f build-$1/build.ninja ]]; then cmake --preset "$1"; fi
 }
 ci=0
 if [[ ${1:-} == --ci ]]; then ci=1; shift; fi

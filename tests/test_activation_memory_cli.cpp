@@ -27,7 +27,7 @@ using test::read_text;
 using test::run_strata;
 using test::write_text;
 
-const std::string kTokenizer = std::string(STRATA_SOURCE_DIR) + "/examples/spam/bert-small";
+const std::string kTokenizer = test::source_dir() + "/examples/spam/bert-small";
 
 std::vector<double> logged_losses(const std::string& out_dir) {
   std::vector<double> losses;

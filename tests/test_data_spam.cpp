@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "test_paths.h"
 
 namespace strata::data {
 namespace {
 
-const std::string kSpamDir = std::string(STRATA_SHARED_DATA_DIR) + "/spam";
+const std::string kSpamDir = test::shared_data_dir() + "/spam";
 
 Datasets load_spam(const std::string& ext, std::vector<std::string>& warnings) {
   DataOptions o;

@@ -9,11 +9,12 @@
 
 #include "data/collator.h"
 #include "data/tokenizer_encoder.h"
+#include "test_paths.h"
 
 namespace strata::data {
 namespace {
 
-const std::string kTokenizerDir = std::string(STRATA_FIXTURE_DIR) + "/../../examples/spam/bert-small";
+const std::string kTokenizerDir = test::fixture_dir() + "/../../examples/spam/bert-small";
 
 TEST(DataTokenizerEncoder, TruncatesMarksSpecialsAndDropsPadding) {
   if (!std::filesystem::exists(kTokenizerDir + "/tokenizer.json")) GTEST_SKIP() << "no " << kTokenizerDir;

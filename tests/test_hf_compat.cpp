@@ -30,7 +30,7 @@ using test::write_text;
 using Names = std::vector<std::string>;
 
 std::string hf_config(const std::string& name) { return test::fixture("hf_configs/" + name); }
-const std::string kTokenizer = std::string(STRATA_SOURCE_DIR) + "/examples/spam/bert-small";
+const std::string kTokenizer = test::source_dir() + "/examples/spam/bert-small";
 
 std::string error_of(const std::string& config, const std::vector<std::string>& overrides) {
   try {

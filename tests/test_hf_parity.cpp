@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "test_paths.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using strata::io::SafetensorsFile;
 using strata::io::TensorView;
+namespace test = strata::test;
 
 std::vector<double> values(const TensorView& t) {
   std::vector<double> v(t.numel());
@@ -40,9 +42,9 @@ struct Worst {
 
 // Runs strata step on one fixture; returns the path of its output.
 std::string run_step(const std::string& c, const std::string& precision) {
-  const std::string dir = STRATA_FIXTURE_DIR;
+  const std::string dir = test::fixture_dir();
   const fs::path out = fs::path(testing::TempDir()) / (c + "." + precision + ".safetensors");
-  const std::string cmd = std::string(STRATA_BINARY) + " step --model " + dir + "/" + c + " --batch " + dir + "/" +
+  const std::string cmd = test::strata_binary() + " step --model " + dir + "/" + c + " --batch " + dir + "/" +
                           c + ".inputs.json --out " + out.string() +
                           " --optimizer adamw --lr 1e-3 --weight-decay 0.01 --threads 2 --precision " + precision +
                           " > /dev/null";
@@ -63,7 +65,7 @@ std::string run_step(const std::string& c, const std::string& precision) {
 // comparison in fp32 and counted in the report (gradients exactly zero in both runs, e.g.
 // embedding rows no token used, are compared: only weight decay moves them).
 void compare(const std::string& c, const std::string& precision, double grad_tol, double param_tol) {
-  const SafetensorsFile ref(std::string(STRATA_FIXTURE_DIR) + "/" + c + ".ref.safetensors");
+  const SafetensorsFile ref(test::fixture_dir() + "/" + c + ".ref.safetensors");
   const SafetensorsFile ours(run_step(c, precision));
   double grad_max = 0, param_max = 0;
   for (const TensorView& t : ref.tensors()) {
@@ -125,7 +127,7 @@ TEST_P(HfParity, Fp64StepMatchesTransformers) { compare(GetParam(), "fp64", 1e-1
 
 std::vector<std::string> fixture_cases() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(STRATA_FIXTURE_DIR)) {
+  for (const auto& e : fs::directory_iterator(test::fixture_dir())) {
     const std::string n = e.path().filename().string();
     if (n.ends_with(".ref.safetensors")) out.push_back(n.substr(0, n.size() - std::string(".ref.safetensors").size()));
   }

@@ -54,7 +54,7 @@ test::CommandResult info_with_cap(const char* cap, const test::ScratchDir& dir) 
   const char* old = std::getenv("STRATA_MAX_CPU_ISA");
   const std::string saved = old ? old : "";
   setenv("STRATA_MAX_CPU_ISA", cap, 1);
-  const auto r = test::run_strata({"info", std::string(STRATA_SOURCE_DIR) + "/examples/spam/bert-small"}, dir);
+  const auto r = test::run_strata({"info", test::source_dir() + "/examples/spam/bert-small"}, dir);
   if (old) setenv("STRATA_MAX_CPU_ISA", saved.c_str(), 1);
   else unsetenv("STRATA_MAX_CPU_ISA");
   return r;

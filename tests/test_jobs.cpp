@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 using test::expect_error;
 using test::write_text;
 
-const std::string kCatalog = std::string(STRATA_SOURCE_DIR) + "/catalog/instances.yaml";
+const std::string kCatalog = test::source_dir() + "/catalog/instances.yaml";
 
 // A minimal valid spec; `extra` lines are appended.
 std::string spec_text(const std::string& extra = "", const std::string& instance_type = "local.c1") {

@@ -570,7 +570,7 @@ class PretrainingCli : public testing::Test {
   }
   std::string yaml(const std::string& extra) {
     const std::string y = dir_.path("job.yaml");
-    write_text(y, "model_name_or_path: " + dir_.path("model") + "\ntokenizer_name: " + std::string(STRATA_SOURCE_DIR) +
+    write_text(y, "model_name_or_path: " + dir_.path("model") + "\ntokenizer_name: " + test::source_dir() +
                       "/examples/spam/bert-small\ntrain_file: " + dir_.path("train.txt") +
                       "\nvalidation_file: " + dir_.path("val.txt") + "\noutput_dir: " + dir_.path("out") +
                       "\nmax_seq_length: 32\nper_device_train_batch_size: 4\nmax_steps: 2\nnum_threads: 1\n"

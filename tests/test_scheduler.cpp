@@ -11,6 +11,7 @@
 
 #include "train/scheduler.h"
 #include "util/error.h"
+#include "test_paths.h"
 
 namespace strata {
 namespace {
@@ -19,7 +20,7 @@ using nlohmann::json;
 
 const json& reference() {
   static const json j = [] {
-    const std::string path = std::string(STRATA_FIXTURE_DIR) + "/metrics/scheduler_reference.json";
+    const std::string path = test::fixture_dir() + "/metrics/scheduler_reference.json";
     std::ifstream f(path);
     EXPECT_TRUE(f.good()) << "cannot open " << path;
     return json::parse(f);

@@ -263,7 +263,7 @@ TEST(Study, UnitProfileCountsTheTensorParallelTraffic) {
 }
 
 TEST(Study, LinksFileIsReadAndFitted) {
-  const std::vector<LinkModel> links = load_links(std::string(STRATA_SOURCE_DIR) + "/catalog/links.yaml");
+  const std::vector<LinkModel> links = load_links(test::source_dir() + "/catalog/links.yaml");
   const LinkModel& shm = find_link(links, "shm", "test");
   const LinkModel& net = find_link(links, "netns-100mbit", "test");
   EXPECT_GT(shm.bandwidth_bytes_per_s, 1e9);  // shared memory: GB/s

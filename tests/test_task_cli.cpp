@@ -21,8 +21,8 @@ using test::ScratchDir;
 using test::write_text;
 using json = nlohmann::json;
 
-const std::string kBertTokenizer = std::string(STRATA_SOURCE_DIR) + "/examples/spam/bert-small";
-const std::string kBpeTokenizer = std::string(STRATA_FIXTURE_DIR) + "/tokenizers/reference/bpe-8k";
+const std::string kBertTokenizer = test::source_dir() + "/examples/spam/bert-small";
+const std::string kBpeTokenizer = test::fixture_dir() + "/tokenizers/reference/bpe-8k";
 
 json bert_config(const char* architecture) {
   return {{"model_type", "bert"}, {"architectures", {architecture}}, {"vocab_size", 8000}, {"hidden_size", 32},

@@ -28,9 +28,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using test::ScratchDir;
 
-const std::string kFixtures = std::string(STRATA_FIXTURE_DIR) + "/tokenizers";
+const std::string kFixtures = test::fixture_dir() + "/tokenizers";
 // Copies of ../shared/data/tokenizers (made by the HF tokenizers library), so the suite runs anywhere.
-const std::string kReference = std::string(STRATA_FIXTURE_DIR) + "/tokenizers/reference";
+const std::string kReference = test::fixture_dir() + "/tokenizers/reference";
 const std::vector<std::string> kReferenceNames = {"bert-wordpiece-8k", "bpe-8k", "gpt2", "albert-spm-8k"};
 
 std::vector<json> read_jsonl(const std::string& path) {

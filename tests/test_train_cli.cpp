@@ -22,7 +22,7 @@ using test::expect_command_error;
 using test::run_strata;
 using test::write_text;
 
-const std::string kTokenizer = std::string(STRATA_SOURCE_DIR) + "/examples/spam/bert-small";
+const std::string kTokenizer = test::source_dir() + "/examples/spam/bert-small";
 
 class TrainCli : public testing::Test {
  protected:

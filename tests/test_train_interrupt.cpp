@@ -35,7 +35,7 @@ class TrainInterrupt : public testing::Test {
              "\"," + (i % 3 ? "ham" : "spam") + "\n";
     write_text(dir_.path("train.csv"), csv);
     write_text(dir_.path("train.yaml"),
-               "model_name_or_path: " + dir_.path("model") + "\ntokenizer_name: " + std::string(STRATA_SOURCE_DIR) +
+               "model_name_or_path: " + dir_.path("model") + "\ntokenizer_name: " + test::source_dir() +
                    "/examples/spam/bert-small\ntrain_file: " + dir_.path("train.csv") +
                    "\nmax_seq_length: 16\nper_device_train_batch_size: 8\nmax_steps: 600\nlogging_steps: 10\n"
                    "save_steps: 1000\nnum_threads: 1\nlearning_rate: 1e-3\nseed: 3\n");
@@ -43,7 +43,7 @@ class TrainInterrupt : public testing::Test {
   // Starts `strata train train.yaml --set output_dir=OUT ...`; stdout and stderr to OUT.log;
   // `pause`: STRATA_PAUSE_AT_STEP's value, "" for none.
   pid_t start(const std::string& out, const std::vector<std::string>& sets, const std::string& pause = "") {
-    std::vector<std::string> args = {STRATA_BINARY, "train", dir_.path("train.yaml"), "--set", "output_dir=" + out};
+    std::vector<std::string> args = {test::strata_binary(), "train", dir_.path("train.yaml"), "--set", "output_dir=" + out};
     for (const auto& s : sets) args.insert(args.end(), {"--set", s});
     const std::string log = out + ".log";
     const pid_t pid = fork();

@@ -15,12 +15,13 @@
 #include <vector>
 
 #include "util/error.h"
+#include "test_paths.h"
 
 namespace strata::test {
 
 namespace fs = std::filesystem;
 
-inline std::string fixture(const std::string& name) { return std::string(STRATA_FIXTURE_DIR) + "/" + name; }
+inline std::string fixture(const std::string& name) { return test::fixture_dir() + "/" + name; }
 // A tokenizer directory of fixtures/tokenizers/reference (bert-wordpiece-8k, bpe-8k, gpt2, ...).
 inline std::string reference_tokenizer(const std::string& name) { return fixture("tokenizers/reference/" + name); }
 
@@ -90,7 +91,7 @@ struct CommandResult {
 // Arguments are single-quoted; test paths never contain quotes.
 inline CommandResult run_strata(const std::vector<std::string>& args, const ScratchDir& dir) {
   const std::string out = dir.path("cmd.stdout"), err = dir.path("cmd.stderr");
-  std::string cmd = std::string("'") + STRATA_BINARY + "'";
+  std::string cmd = "'" + test::strata_binary() + "'";
   for (const auto& a : args) cmd += " '" + a + "'";
   cmd += " >'" + out + "' 2>'" + err + "'";
   const int status = std::system(cmd.c_str());

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/data_paths.h"
 #include "cli/job_commands.h"
 #include "io/files.h"
 #include "jobs/attempt.h"
@@ -114,7 +115,7 @@ struct RunOptions {
 int job_run(const RunOptions& a) {
   PlanInputs in;
   in.spec = load_job_spec(a.spec);
-  in.catalog = InstanceCatalog::load(in.spec.instance_catalog.empty() ? STRATA_DEFAULT_CATALOG : in.spec.instance_catalog);
+  in.catalog = InstanceCatalog::load(in.spec.instance_catalog.empty() ? default_catalog() : in.spec.instance_catalog);
   in.job_name = a.job_name.value_or(default_job_name(in.spec.base_job_name));
   check_job_name(in.job_name, a.job_name ? "--job-name" : in.spec.source + " base_job_name");
   in.working_dir = fs::current_path().string();

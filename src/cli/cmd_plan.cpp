@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/data_paths.h"
 #include "cli/job_commands.h"
 #include "io/files.h"
 #include "io/temp_dir.h"
@@ -148,9 +149,9 @@ int pipeline_microbatches(const TrainingArguments& a, int pp) {
 int plan_run(const PlanOptions& o) {
   const jobs::JobSpec spec = jobs::load_job_spec(o.spec);
   const jobs::InstanceCatalog catalog =
-      jobs::InstanceCatalog::load(spec.instance_catalog.empty() ? STRATA_DEFAULT_CATALOG : spec.instance_catalog);
-  const std::vector<LinkModel> links = load_links(STRATA_DEFAULT_LINKS);
-  const LinkModel& shm = find_link(links, "shm", STRATA_DEFAULT_LINKS);
+      jobs::InstanceCatalog::load(spec.instance_catalog.empty() ? default_catalog() : spec.instance_catalog);
+  const std::vector<LinkModel> links = load_links(default_links());
+  const LinkModel& shm = find_link(links, "shm", default_links());
   const LinkModel& inter = find_link(links, o.link, "--link");
   jobs::PlanInputs in;
   in.spec = spec;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/data_paths.h"
 #include "cli/job_commands.h"
 #include "io/files.h"
 #include "io/temp_dir.h"
@@ -77,7 +78,7 @@ std::vector<std::string> job_command(const CellContext& ctx, const CellPlan& c, 
   const std::vector<std::string> run = {ctx.strata_binary, "job", "run", spec_path, "--job-name", name};
   if (c.cluster == "local") return run;
   const std::string prefix = cat("st", getpid() % 100000, "h");
-  return {STRATA_NETNS_SCRIPT, "-n", std::to_string(c.instance_count), "--rate", c.rate.empty() ? "unlimited" : c.rate,
+  return {netns_script(), "-n", std::to_string(c.instance_count), "--rate", c.rate.empty() ? "unlimited" : c.rate,
           "--prefix", prefix, "--subnet", ctx.netns_subnet, "--run",
           "cd " + jobs::shell_join({ctx.working_dir}) + " && " + jobs::shell_join(run)};
 }
@@ -140,16 +141,16 @@ int study_run(const StudyOptions& o) {
   ctx.study_dir = o.dry_run ? scratch->path() : dir;
   ctx.working_dir = fs::current_path().string();
   ctx.strata_binary = self_binary();
-  ctx.default_catalog = STRATA_DEFAULT_CATALOG;
+  ctx.default_catalog = default_catalog();
   ctx.local_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ctx.netns_subnet = cat("10.232.", getpid() % 200 + 20);  // a /24 of its own: other clusters may be up
 
   ProjectionContext pc;
-  pc.links = load_links(STRATA_DEFAULT_LINKS);
+  pc.links = load_links(default_links());
   pc.machine_cores = ctx.local_cores;
   if (!spec.projection.instance_counts.empty()) {
     find_link(pc.links, spec.projection.link, spec.source + " projection.link");
-    const jobs::InstanceCatalog catalog = jobs::InstanceCatalog::load(STRATA_DEFAULT_CATALOG);
+    const jobs::InstanceCatalog catalog = jobs::InstanceCatalog::load(default_catalog());
     pc.usd_per_instance_hour =
         catalog.at(spec.projection.instance_type, spec.source + " projection.instance_type").on_demand_usd_per_hour;
   }
