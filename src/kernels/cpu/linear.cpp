@@ -124,14 +124,15 @@ void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, c
 void warm_up_gemm() {
   constexpr int n = 96;  // past the sizes oneDNN treats as small
   std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n, 0.f);
-  const GemmThreading mode = g_threading;
-  for (GemmThreading m : {GemmThreading::FixedTiles, GemmThreading::Library}) {
-    g_threading = m;
+  auto every_kind = [&] {
     for (int ta = 0; ta < 2; ++ta)
       for (int tb = 0; tb < 2; ++tb)
-        for (float beta : {0.f, 1.f}) gemm<float>(ta, tb, n, n, n, 1.f, a.data(), n, b.data(), n, beta, c.data(), n);
-  }
-  g_threading = mode;
+        for (float beta : {0.f, 1.f}) blas_gemm(ta, tb, n, n, n, 1.f, a.data(), n, b.data(), n, beta, c.data(), n);
+  };
+  every_kind();  // outside a team: oneDNN threads the product (GemmThreading::Library)
+#pragma omp parallel
+#pragma omp single
+  every_kind();  // on one thread of a team: oneDNN runs it on that thread (FixedTiles' tiles)
 }
 
 template <typename T>
