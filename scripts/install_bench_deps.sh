@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
-# Installs what the benchmarks and the fixture generators need on top of install_deps.sh:
-# the PyTorch peer (bench/torch_peer.sh, bench/compare_torch.sh, tests/fixtures/make_*.sh and
-# the HF oracle), the HF Trainer peer (bench/hf_trainer_peer.sh), the GEMM libraries compared
-# in bench/gemm_libs (docs/gemm.md), and GNU time for peak-RSS figures. Building, running and
-# testing strata need none of it.
-# Run as root (or with sudo available). Safe to re-run. --print lists the packages only.
+# Installs what the benchmarks, the HF oracle (tools/hf/) and the fixture generators need on
+# top of install_deps.sh. Building, running and testing strata need none of it.
+#  - Debian: python3-venv (for the environment below), the GEMM libraries compared in
+#    bench/gemm_libs (docs/gemm.md), OpenBLAS's OpenMP build and GNU time for peak-RSS figures.
+#  - PyPI: the current PyTorch, transformers, accelerate, tokenizers & co., pinned in
+#    scripts/bench_requirements.txt (and every transitive package in bench_constraints.txt),
+#    into the virtual environment $STRATA_BENCH_VENV (default .venv-bench in the checkout).
+#    PyPI's Linux torch wheel is the CUDA build: about 5.8 GiB with its NVIDIA libraries
+#    (docs/install.md); the CPU-only wheels live on an index our machines do not reach.
+# The Debian part runs as root or through sudo. Safe to re-run. --print lists the Debian packages only.
 set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
 PKGS=(
-  # PyTorch peer and the HF oracle
-  python3-torch python3-numpy python3-yaml python3-regex python3-requests python3-filelock
-  python3-tqdm python3-packaging
-  # the HF Trainer peer (bench/hf_trainer_peer.sh, bench/spam_vs_hf_trainer.sh): accelerate imports
-  # psutil, and hf_trainer_spam.py times from the process's start with it
-  python3-psutil
+  # the virtual environment
+  python3-venv
   # GEMM libraries measured against the one strata links
   libblis-dev libblis4-openmp libopenblas0-openmp libomp-dev
   # peak-RSS measurement
   time
 )
-source "$(dirname "$0")/apt_packages.sh"
+source "$HERE/apt_packages.sh"
 apt_packages "$@"
+[[ ${1:-} == --print ]] && exit 0
+
+VENV=$("$HERE/bench_python.sh" --venv)
+if [[ ! -x $VENV/bin/python ]]; then
+  /usr/bin/python3 -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+  -r "$HERE/bench_requirements.txt" -c "$HERE/bench_constraints.txt"
+"$VENV/bin/python" - <<'PY'
+import accelerate, tokenizers, torch, transformers
+print(f"install_bench_deps.sh: torch {torch.__version__}, transformers {transformers.__version__}, "
+      f"accelerate {accelerate.__version__}, tokenizers {tokenizers.__version__}")
+PY
+echo "install_bench_deps.sh: environment $VENV ($(du -sh "$VENV" | cut -f1))"
