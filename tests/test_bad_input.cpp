@@ -122,8 +122,8 @@ TEST(BadInput, AKeyThatIsAListOrMappingNamesItsLine) {
 TEST(BadInput, TensorShapeDisagreeingWithConfigNamesTensorAndBothShapes) {
   const ScratchDir scratch;
   const std::string dir = copy_with_config("bert-seq-cls", scratch, [](json& c) { c["intermediate_size"] = 128; });
-  // The first parameter that intermediate_size shapes, as stored ([256, 64]) and as implied.
-  expect_load_error(dir, {dir, "'bert.encoder.layer.0.intermediate.dense.weight'", "[256, 64]", "[128, 64]"});
+  // The first parameter that intermediate_size shapes, as stored ([64, 32]) and as implied.
+  expect_load_error(dir, {dir, "'bert.encoder.layer.0.intermediate.dense.weight'", "[64, 32]", "[128, 32]"});
 }
 
 TEST(BadInput, ConfigMissingARequiredField) {
@@ -190,7 +190,7 @@ class BadInputBatch : public ::testing::Test {
   ScratchDir scratch_;
 };
 
-// bert-seq-cls: vocabulary 512, 3 classes. Each test breaks one thing in an otherwise valid batch.
+// bert-seq-cls: vocabulary 256, 3 classes. Each test breaks one thing in an otherwise valid batch.
 json good_batch() {
   return {{"input_ids", {{5, 6, 7, 8}, {9, 10, 0, 0}}},
           {"attention_mask", {{1, 1, 1, 1}, {1, 1, 0, 0}}},
@@ -206,8 +206,8 @@ TEST_F(BadInputBatch, TheBaselineBatchIsValid) {
 
 TEST_F(BadInputBatch, TokenIdAtOrAboveVocabularySize) {
   json b = good_batch();
-  b["input_ids"][1][1] = 512;
-  expect_batch_error("bert-seq-cls", b, {"input_ids[1][1] = 512", "outside the vocabulary [0, 512)"});
+  b["input_ids"][1][1] = 256;
+  expect_batch_error("bert-seq-cls", b, {"input_ids[1][1] = 256", "outside the vocabulary [0, 256)"});
 }
 
 TEST_F(BadInputBatch, NegativeTokenId) {
@@ -248,8 +248,8 @@ TEST_F(BadInputBatch, ClassLabelOutsideNumLabels) {
 
 TEST_F(BadInputBatch, MaskedLMLabelOutsideVocabulary) {
   json b = good_batch();
-  b["labels"] = {{-100, 600, -100, -100}, {-100, -100, -100, -100}};
-  expect_batch_error("bert-masked-lm", b, {"labels[0][1] = 600", "neither -100 nor a token id"});
+  b["labels"] = {{-100, 300, -100, -100}, {-100, -100, -100, -100}};
+  expect_batch_error("bert-masked-lm", b, {"labels[0][1] = 300", "neither -100 nor a token id"});
 }
 
 TEST_F(BadInputBatch, TokenTypesOnDistilBert) {

@@ -1,6 +1,6 @@
 // Question answering, files to metrics: examples (qa_examples.h), features and their windows
 // (qa_features.h) against HF's own tokenizers library running run_qa.py's feature logic
-// (fixtures/qa/make_qa_reference.js), batches through the DataLoader, post-processing and the
+// (fixtures/qa/make_qa_reference.py), batches through the DataLoader, post-processing and the
 // SQuAD v1.1 / v2.0 scores against ports of utils_qa.py and the official scripts
 // (fixtures/qa/make_qa_postprocess_reference.py), hand-computed scores, and bad input.
 #include <gtest/gtest.h>

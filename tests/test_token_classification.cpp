@@ -1,6 +1,6 @@
 // Token classification, files to metrics: pre-split words through a tokenizer and run_ner's
 // label alignment against HF's own tokenizers library (fixtures/token_cls/
-// make_words_reference.js), the tag set, batches through the DataLoader, bad input, and the
+// make_words_reference.py), the tag set, batches through the DataLoader, bad input, and the
 // seqeval metrics on cases worked out by hand from seqeval's chunking rules.
 #include <gtest/gtest.h>
 

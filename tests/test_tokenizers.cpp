@@ -1,7 +1,7 @@
 // strata's tokenizers against the HF tokenizers library itself: every case of
 // fixtures/tokenizers/strings.jsonl through the 4 reference tokenizers (and the small synthetic
 // ones that exercise the other components) must give exactly what HF gave
-// (fixtures/tokenizers/*.expected.jsonl, written by make_expected.js with npm tokenizers 0.23.2):
+// (fixtures/tokenizers/*.expected.jsonl, written by make_expected.py with PyPI tokenizers 0.23.3):
 // ids, type ids, masks, tokens, code-point offsets, overflowing windows, decoded text.
 #include <gtest/gtest.h>
 

@@ -1,7 +1,8 @@
 // The encode / decode pipeline, in HF's order: added tokens are split out (raw, then after
-// normalization), the pre-tokenizer cuts the rest, the model tokenizes each piece (stopping
-// early once truncation can no longer use more tokens, as HF >= 0.23 does), offsets go back to
-// the original text, then truncation, the post-processor and padding.
+// normalization), the pre-tokenizer cuts the rest, the model tokenizes each piece (all of them,
+// truncation or not: HF 0.23.0-0.23.2 stopped early under truncation, which cut overflowing
+// windows short, and 0.23.3 went back to the whole text), offsets go back to the original text,
+// then truncation, the post-processor and padding.
 #include <filesystem>
 
 #include "tokenizers/encoding_ops.h"
@@ -37,44 +38,6 @@ class CharOffsets {
   std::vector<uint32_t> char_at_;
 };
 
-// Tokenizes every untokenized split; with a limit, stops once `limit` tokens exist and drops
-// the splits beyond (HF's tokenize_with_limit).
-void tokenize_splits(const Model& model, PreTokenized& pt, const std::optional<TruncationParams>& limit) {
-  auto tokenize = [&](Split& s) {
-    model.tokenize(s.text.get(), s.tokens);
-    s.tokenized = true;
-  };
-  if (!limit) {
-    for (Split& s : pt.splits)
-      if (!s.tokenized) tokenize(s);
-    return;
-  }
-  size_t total = 0;
-  if (limit->right) {
-    size_t keep = 0;
-    for (size_t i = 0; i < pt.splits.size(); ++i) {
-      Split& s = pt.splits[i];
-      const bool already = s.tokenized;
-      if (!already) tokenize(s);
-      total += s.tokens.size();
-      keep = i + 1;
-      if (!already && total >= limit->max_length) break;
-    }
-    pt.splits.resize(keep);
-  } else {
-    size_t first = pt.splits.size();
-    for (size_t i = pt.splits.size(); i-- > 0;) {
-      Split& s = pt.splits[i];
-      const bool already = s.tokenized;
-      if (!already) tokenize(s);
-      total += s.tokens.size();
-      first = i;
-      if (!already && total >= limit->max_length) break;
-    }
-    pt.splits.erase(pt.splits.begin(), pt.splits.begin() + static_cast<std::ptrdiff_t>(first));
-  }
-}
-
 }  // namespace
 
 Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -107,9 +70,11 @@ Encoding encode_sequence(const Tokenizer::Impl& t, std::string_view input, int32
   PreTokenized pt(input);
   t.added.extract_and_normalize(t.normalizer.get(), pt);
   if (t.pre_tokenizer) t.pre_tokenizer->pre_tokenize(pt);
-  std::optional<TruncationParams> limit;
-  if (t.truncation && !(t.truncation->strategy == TruncationStrategy::OnlySecond && type_id == 0)) limit = t.truncation;
-  tokenize_splits(*t.model, pt, limit);
+  for (Split& s : pt.splits) {
+    if (s.tokenized) continue;
+    t.model->tokenize(s.text.get(), s.tokens);
+    s.tokenized = true;
+  }
 
   Encoding e;
   size_t n = 0;

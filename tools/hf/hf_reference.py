@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Numerics oracle: run an HF model (saved by hf_make_model.py) on given inputs and record
 loss, logits, hidden states, every parameter gradient and the parameters after one AdamW step,
 in float64 and float32, into one .safetensors file.
@@ -17,7 +16,8 @@ so the training code path runs deterministically (checked by running the forward
 Output tensor names (P = f64 or f32; NAME = HF parameter name from model.named_parameters(),
 which lists a tied weight once, under the name that model.safetensors also uses):
     P/loss                    scalar, in P's dtype
-    P/logits                  (or P/start_logits + P/end_logits for QA heads)
+    P/logits                  (QA heads: P/start_logits + P/end_logits; AlbertForPreTraining:
+                              P/prediction_logits + P/sop_logits)
     P/hidden_states.K         K = 0 (embedding output) .. num_layers
     P/grad/NAME               d loss / d param (zeros + listed in metadata 'no_grad' if unused)
     P/param_after_adamw/NAME  param after ONE torch.optim.AdamW step (torch's own AdamW:
@@ -35,7 +35,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_common  # noqa: E402
 
-OUTPUT_KEYS = ("loss", "logits", "start_logits", "end_logits")
+# the model outputs recorded: logits of every head (QA: start and end; AlbertForPreTraining: its
+# masked-LM and sentence-order logits)
+OUTPUT_KEYS = ("loss", "logits", "start_logits", "end_logits", "prediction_logits", "sop_logits")
 
 
 def keep_float64_in_losses():
@@ -168,7 +170,7 @@ def main():
             "lr": repr(args.lr), "betas": json.dumps(list(args.betas)), "eps": repr(args.eps),
             "weight_decay": repr(args.weight_decay),
             "decay_exclude_bias_ln": str(bool(args.decay_exclude_bias_ln)),
-            "mode": "train() with all dropout p=0", "model_dir": os.path.abspath(args.model)}
+            "mode": "train() with all dropout p=0", "model_dir": os.path.basename(os.path.abspath(args.model))}
     for dname in args.dtypes.split(","):
         dtype = {"float64": torch.float64, "float32": torch.float32}[dname]
         prefix = {"float64": "f64", "float32": "f32"}[dname]
