@@ -140,6 +140,21 @@ def run_one(model_dir, inputs, dtype, args):
     return res, no_grad, type(model).__name__
 
 
+def sort_metadata(path):
+    """safetensors 0.8 writes __metadata__ from a hash map, so its key order changes from run to
+    run; rewrites the header with the keys sorted (same bytes, same length), so reruns give
+    byte-identical files."""
+    with open(path, "r+b") as f:
+        n = int.from_bytes(f.read(8), "little")
+        raw = f.read(n)
+        header = json.loads(raw)
+        header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
+        text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+        assert len(text) <= n, "the sorted header is longer than the original"
+        f.seek(8)
+        f.write(text + b" " * (n - len(text)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True)
@@ -200,6 +215,7 @@ def main():
         summary = diffs
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     save_file(tensors, args.out, metadata=meta)
+    sort_metadata(args.out)
     loss = {p: results[p]["loss"].item() for p in results}
     print(json.dumps({"out": args.out, "class": meta["class"], "loss": loss,
                       "n_params": sum(1 for k in next(iter(results.values())) if k.startswith("grad/")),
