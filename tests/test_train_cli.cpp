@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -96,6 +97,45 @@ TEST_F(TrainCli, TrainEvaluatePredictWriteWhatHfWrites) {
   ASSERT_EQ(run_strata({"predict", y2, "--set", "predict_output_format=csv"}, dir_).exit_code, 0);
   const std::string csv = test::read_text(dir_.path("eval_out/predict_results.csv"));
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "index,prediction,label,prob_ham,prob_spam");
+}
+
+// trainer_state.json holds exactly the fields of transformers 5's TrainerState: best_global_step
+// and stateful_callbacks (TrainerControl as at the checkpoint, EarlyStoppingCallback's state).
+TEST_F(TrainCli, TrainerStateHasTheFieldsOfTransformers5) {
+  const std::string y = write_yaml("metric_for_best_model: accuracy\nearly_stopping_patience: 5\n"
+                                   "early_stopping_threshold: 0.25\n");
+  const auto r = run_strata({"train", y}, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const fs::path out = dir_.path("out");
+  const std::set<std::string> hf_fields = {
+      "best_global_step", "best_metric", "best_model_checkpoint", "epoch", "eval_steps", "global_step",
+      "is_hyper_param_search", "is_local_process_zero", "is_world_process_zero", "log_history", "logging_steps",
+      "max_steps", "num_input_tokens_seen", "num_train_epochs", "save_steps", "stateful_callbacks", "total_flos",
+      "train_batch_size", "trial_name", "trial_params"};
+  for (const char* f : {"checkpoint-2/trainer_state.json", "checkpoint-4/trainer_state.json", "trainer_state.json"}) {
+    SCOPED_TRACE(f);
+    const auto s = json::parse(test::read_text(out / f));
+    std::set<std::string> fields;
+    for (const auto& [k, v] : s.items()) fields.insert(k);
+    EXPECT_EQ(fields, hf_fields);
+    // The best checkpoint's step, in both fields.
+    const std::string best = s["best_model_checkpoint"].get<std::string>();
+    EXPECT_EQ(best, (out / ("checkpoint-" + std::to_string(s["best_global_step"].get<int64_t>()))).string());
+    const json& control = s["stateful_callbacks"]["TrainerControl"];
+    EXPECT_EQ(control["args"]["should_save"], true);
+    // Training ends with the checkpoint of step 4; the root file keeps that state, as HF's save_state.
+    EXPECT_EQ(control["args"]["should_training_stop"], std::string(f) != "checkpoint-2/trainer_state.json");
+    EXPECT_EQ(control["attributes"], json::object());
+    const json& early = s["stateful_callbacks"]["EarlyStoppingCallback"];
+    EXPECT_EQ(early["args"], (json{{"early_stopping_patience", 5}, {"early_stopping_threshold", 0.25}}));
+    EXPECT_TRUE(early["attributes"]["early_stopping_patience_counter"].is_number_integer());
+  }
+  // Without early stopping there is no such callback to record.
+  const auto plain = run_strata({"train", write_yaml("overwrite_output_dir: true\n")}, dir_);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  const auto s = json::parse(test::read_text(out / "trainer_state.json"));
+  EXPECT_FALSE(s["stateful_callbacks"].contains("EarlyStoppingCallback"));
+  EXPECT_TRUE(s["best_global_step"].is_null());
 }
 
 TEST_F(TrainCli, UnknownOptionSuggestsAndWritesNothing) {

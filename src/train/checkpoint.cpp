@@ -17,10 +17,48 @@ namespace strata {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// HF's stateful_callbacks: each ExportableState callback's state() under its class name.
+nlohmann::json stateful_callbacks(const TrainerState& s) {
+  nlohmann::json out = {{"TrainerControl",
+                         {{"args",
+                           {{"should_epoch_stop", false},
+                            {"should_evaluate", false},
+                            {"should_log", false},
+                            {"should_save", s.saved_checkpoint},
+                            {"should_training_stop", s.training_stopped_at_save}}},
+                          {"attributes", nlohmann::json::object()}}}};
+  if (s.early_stopping_patience > 0)
+    out["EarlyStoppingCallback"] = {
+        {"args",
+         {{"early_stopping_patience", s.early_stopping_patience},
+          {"early_stopping_threshold", s.early_stopping_threshold}}},
+        {"attributes", {{"early_stopping_patience_counter", s.early_stopping_counter}}}};
+  return out;
+}
+
+// The step a checkpoint directory was saved at: N of ".../checkpoint-N".
+std::optional<int64_t> checkpoint_step(const std::string& dir) {
+  const std::string name = fs::path(dir).filename().string();
+  const std::string prefix = "checkpoint-";
+  if (!name.starts_with(prefix) || name.size() == prefix.size()) return std::nullopt;
+  int64_t step = 0;
+  for (char c : name.substr(prefix.size())) {
+    if (c < '0' || c > '9') return std::nullopt;
+    step = step * 10 + (c - '0');
+  }
+  return step;
+}
+
+}  // namespace
+
 nlohmann::json TrainerState::hf_json() const {
   const nlohmann::json null;
-  // Only rank 0 writes, so the process flags are those of the main process.
-  return {{"best_metric", has_best ? nlohmann::json(best_metric) : null},
+  // Only rank 0 writes, so the process flags are those of the main process. The fields are
+  // those of transformers 5's TrainerState (best_global_step and stateful_callbacks since 4.46).
+  return {{"best_global_step", best_global_step ? nlohmann::json(*best_global_step) : null},
+          {"best_metric", has_best ? nlohmann::json(best_metric) : null},
           {"best_model_checkpoint", has_best ? nlohmann::json(best_model_checkpoint) : null},
           {"epoch", epoch_float},
           {"eval_steps", eval_steps},
@@ -34,6 +72,7 @@ nlohmann::json TrainerState::hf_json() const {
           {"num_input_tokens_seen", num_input_tokens_seen},
           {"num_train_epochs", num_train_epochs},
           {"save_steps", save_steps},
+          {"stateful_callbacks", stateful_callbacks(*this)},
           {"total_flos", total_flos},
           {"train_batch_size", train_batch_size},
           {"trial_name", null},
@@ -59,6 +98,17 @@ TrainerState TrainerState::from_json(const nlohmann::json& hf, const nlohmann::j
     if (s.has_best) {
       s.best_metric = hf.at("best_metric").get<double>();
       s.best_model_checkpoint = hf.at("best_model_checkpoint").get<std::string>();
+    }
+    // Checkpoints of transformers < 4.46 and of strata before it wrote the field: the step of
+    // the best checkpoint's name.
+    if (hf.contains("best_global_step") && !hf.at("best_global_step").is_null())
+      s.best_global_step = hf.at("best_global_step").get<int64_t>();
+    else if (s.has_best)
+      s.best_global_step = checkpoint_step(s.best_model_checkpoint);
+    if (hf.contains("stateful_callbacks") && hf.at("stateful_callbacks").contains("TrainerControl")) {
+      const nlohmann::json& control = hf.at("stateful_callbacks").at("TrainerControl").at("args");
+      s.saved_checkpoint = control.at("should_save").get<bool>();
+      s.training_stopped_at_save = control.at("should_training_stop").get<bool>();
     }
     s.total_flos = hf.value("total_flos", 0.0);
     s.num_input_tokens_seen = hf.value("num_input_tokens_seen", int64_t{0});

@@ -14,6 +14,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,13 @@ struct TrainerState {
   double best_metric = 0;
   bool has_best = false;
   std::string best_model_checkpoint;
+  std::optional<int64_t> best_global_step;  // the step of best_metric, where checkpoints are saved
+  // HF's stateful_callbacks: TrainerControl as it was at the last checkpoint (saved there, and
+  // whether training stopped with it) and, where early stopping is on (patience > 0),
+  // EarlyStoppingCallback's arguments and its counter (early_stopping_counter below).
+  bool saved_checkpoint = false, training_stopped_at_save = false;
+  int early_stopping_patience = 0;
+  double early_stopping_threshold = 0;
   // strata's resume state
   int64_t epoch = 0;           // epoch the next batch belongs to
   int64_t batch_in_epoch = 0;  // index of the next batch to read in that epoch

@@ -198,6 +198,8 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   state_.eval_steps = a.eval_steps;
   state_.save_steps = a.save_steps;
   state_.train_batch_size = a.per_device_train_batch_size;
+  state_.early_stopping_patience = a.early_stopping_patience;
+  state_.early_stopping_threshold = a.early_stopping_threshold;
   state_.num_train_epochs = a.max_steps > 0 ? (max_steps + steps_per_epoch - 1) / steps_per_epoch
                                             : static_cast<int64_t>(std::ceil(a.num_train_epochs));
   const int64_t global_batch = static_cast<int64_t>(a.per_device_train_batch_size) * data_parallel_size();
@@ -326,7 +328,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     if (world_) world_->all_reduce_sum(&stops, 1, "stop request");
     if (stops > 0 && state_.global_step < max_steps) {
       bar.finish();
-      if (last_saved_step_ != state_.global_step) save_checkpoint_now();
+      if (last_saved_step_ != state_.global_step) save_checkpoint_now(false);
       const std::string path = checkpoint_dir(a.output_dir, state_.global_step);
       if (is_main_process())
         progress_message(cat("stop requested (signal ", stop_request.first_signal(), "): stopped after step ",
@@ -513,18 +515,21 @@ void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* ev
       if (better) {
         state_.best_metric = v;
         state_.has_best = true;
+        if (a.save_strategy != "no") state_.best_global_step = step;
         improved = true;
       }
     }
   }
   if (save_now || (stop && a.save_strategy != "no")) {
     if (improved) state_.best_model_checkpoint = checkpoint_dir(a.output_dir, step);
-    save_checkpoint_now();
+    save_checkpoint_now(stop || step >= state_.max_steps);
   }
 }
 
-void Trainer::save_checkpoint_now() {
+void Trainer::save_checkpoint_now(bool training_stops) {
   const TrainingArguments& a = args_;
+  state_.saved_checkpoint = true;
+  state_.training_stopped_at_save = training_stops;
   // Rank 0 alone writes: the weights gathered from the pipeline stages, the optimizer state
   // sent to it slice by slice (optimizer_files.h), so no rank needs a shared file system.
   with_whole_model([&](const Model<float>& whole) {

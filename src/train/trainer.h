@@ -99,7 +99,9 @@ class Trainer {
   struct Step;
   std::string log_path() const;  // trainer_log.jsonl, in logging_dir (default output_dir)
   void maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop);
-  void save_checkpoint_now();  // checkpoint-<global_step>, written by rank 0; every rank waits
+  // checkpoint-<global_step>, written by rank 0; every rank waits. `training_stops`: training ends
+  // with this checkpoint (its last step, or early stopping), as HF's TrainerControl records.
+  void save_checkpoint_now(bool training_stops);
   void resume_from(const std::string& checkpoint);
   void report_measured_memory();  // every rank's measured memory, printed by rank 0
   nlohmann::json pipeline_summary();  // the measured and theoretical bubble, printed by rank 0
