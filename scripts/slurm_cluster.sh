@@ -120,6 +120,9 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/jobcomp.log
 SchedulerType=sched/builtin
+# A requeued job's BeginTime passing is no scheduling event, and the main loop tests pending
+# jobs every 60 s by default: a requeued job could wait a minute before it starts again.
+SchedulerParameters=sched_interval=1
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none

@@ -35,12 +35,8 @@ spec() {  # file, then "key: value" lines
 }
 job() { "$STRATA" job "$@" --output-path "$JOBS"; }
 status_of() { job_field "$JOBS/$1" "s['status']"; }
-wait_log() {  # name, text: until rank 0 has logged the text (2 minutes at most)
-  for _ in $(seq 1200); do
-    grep -qs "$2" "$JOBS/$1"/logs/attempt-*/rank-0.log && return 0
-    sleep 0.1
-  done
-  fail "$1 never logged '$2'"
+wait_log() {  # name, text: until rank 0 has logged the text
+  log_appears "$JOBS/$1/logs/attempt-*/rank-0.log" "$2" || fail "$1 never logged '$2'"
 }
 
 tiny_training "$WORK/t2" 100000 4  # 2 ranks x 4: far more steps than max_run allows

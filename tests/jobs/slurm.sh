@@ -45,11 +45,9 @@ YAML
 runner=$!
 job=$JOBS/spot
 paused="paused for an interruption after step 400;"
-for _ in $(seq 1200); do  # attempt 2 waits after step 400 (the simulated interruption's pause replaced attempt 1's)
-  grep -qs "$paused" "$job/logs/attempt-2/rank-0.log" && break
-  sleep 0.1
-done
-grep -qs "$paused" "$job/logs/attempt-2/rank-0.log" || { kill "$runner" 2> /dev/null || true; tail -30 spot.log; fail "attempt 2 never reached step 400"; }
+# attempt 2 waits after step 400 (the simulated interruption's pause replaced attempt 1's)
+log_appears "$job/logs/attempt-2/rank-0.log" "$paused" ||
+  { kill "$runner" 2> /dev/null || true; tail -30 spot.log; fail "attempt 2 never reached step 400"; }
 "$STRATA" job interrupt spot --output-path "$JOBS" | grep -q "requeued" || fail "strata job interrupt did not requeue"
 wait "$runner" || { tail -30 spot.log; fail "the spot job did not complete"; }
 [[ $(job_field "$job" "s['status']") == Completed ]] || fail "spot: status $(job_field "$job" "s['status']")"

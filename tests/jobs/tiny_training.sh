@@ -49,3 +49,16 @@ job_field() {
 }
 
 fail() { echo "FAIL: $*"; exit 1; }
+
+# log_appears FILE_GLOB TEXT: waits until a file of the glob holds TEXT; returns 1 if none does
+# within 4 minutes. An event, not a time: the bound only keeps a broken run inside CTest's
+# 300 s, with room for a requeue and a start-up on one busy core.
+log_appears() {
+  local deadline=$((SECONDS + 240))
+  while ((SECONDS < deadline)); do
+    # shellcheck disable=SC2086  # the glob expands here
+    grep -qs "$2" $1 && return 0
+    sleep 0.1
+  done
+  return 1
+}
