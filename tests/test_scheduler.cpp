@@ -98,6 +98,17 @@ TEST(SchedulerHF, WarmupStepsFromRatio) {
   EXPECT_EQ(warmup_steps_from(0.07, 0, 100), 8);
 }
 
+// transformers 5's get_warmup_steps, which dropped warmup_ratio: warmup_steps below 1 is a
+// ratio of the total (ceil), from 1 up its integer part; it overrides warmup_ratio either way.
+TEST(SchedulerHF, WarmupStepsBelowOneAreARatio) {
+  EXPECT_EQ(warmup_steps_from(0, 0.25, 10), 3);    // ceil(2.5)
+  EXPECT_EQ(warmup_steps_from(0, 0.07, 100), 8);   // as the ratio above
+  EXPECT_EQ(warmup_steps_from(0.5, 0.1, 100), 10);  // not 50
+  EXPECT_EQ(warmup_steps_from(0, 3.0, 10), 3);
+  EXPECT_EQ(warmup_steps_from(0, 1.5, 10), 1);  // int(1.5)
+  EXPECT_EQ(warmup_steps_from(0.5, 0, 10), 5);  // transformers 4's warmup_ratio still works
+}
+
 // Hand-worked values, independent of the fixture, to make the shapes readable.
 TEST(Scheduler, ShapesByHand) {
   const double lr = 1e-3;

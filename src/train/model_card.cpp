@@ -185,6 +185,7 @@ std::string metadata_yaml(const ModelCardInfo& info, const History& h) {
   const auto tags = metric_tags(h.eval_results);
   YAML::Emitter y;
   y << YAML::BeginMap;
+  y << YAML::Key << "library_name" << YAML::Value << "transformers";
   if (!info.finetuned_from.empty()) {
     y << YAML::Key << "base_model" << YAML::Value;
     emit_string(y, info.finetuned_from);
@@ -249,12 +250,20 @@ std::vector<std::pair<std::string, std::string>> hyperparameters(const TrainingA
   if (total_train != a.per_device_train_batch_size) h.emplace_back("total_train_batch_size", std::to_string(total_train));
   const int64_t total_eval = int64_t{a.per_device_eval_batch_size} * world_size;
   if (total_eval != a.per_device_eval_batch_size) h.emplace_back("total_eval_batch_size", std::to_string(total_eval));
-  h.emplace_back("optimizer", a.optim == "sgd" ? "SGD with momentum=" + py_float(a.sgd_momentum)
-                                               : "Adam with betas=(" + py_float(a.adam_beta1) + "," +
-                                                     py_float(a.adam_beta2) + ") and epsilon=" + py_float(a.adam_epsilon));
+  // transformers 5's wording; SGD has no optim_args in strata (its momentum is sgd_momentum).
+  const std::string no_args = "No additional optimizer arguments";
+  h.emplace_back("optimizer", a.optim == "sgd" ? "Use sgd and the args are:\n" + no_args
+                                               : "Use " + a.optim + " with betas=(" + py_float(a.adam_beta1) + "," +
+                                                     py_float(a.adam_beta2) + ") and epsilon=" +
+                                                     py_float(a.adam_epsilon) + " and optimizer_args=" + no_args);
   h.emplace_back("lr_scheduler_type", a.lr_scheduler_type);
-  if (a.warmup_ratio != 0) h.emplace_back("lr_scheduler_warmup_ratio", py_float(a.warmup_ratio));
-  if (a.warmup_steps != 0) h.emplace_back("lr_scheduler_warmup_steps", std::to_string(a.warmup_steps));
+  // transformers 5 has warmup_steps only, a ratio below 1: warmup_ratio shows as that ratio, and
+  // a whole number of steps as the integer a config gives.
+  const double warmup = a.warmup_steps > 0 ? a.warmup_steps : a.warmup_ratio;
+  if (warmup != 0)
+    h.emplace_back("lr_scheduler_warmup_steps", warmup >= 1 && warmup == std::floor(warmup)
+                                                    ? std::to_string(static_cast<int64_t>(warmup))
+                                                    : py_float(warmup));
   if (a.max_steps != -1) h.emplace_back("training_steps", std::to_string(a.max_steps));
   else h.emplace_back("num_epochs", py_float(a.num_train_epochs));
   return h;

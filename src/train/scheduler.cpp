@@ -90,9 +90,10 @@ double LRScheduler::multiplier(int64_t step) const {
   return 1.0;  // unreachable: every Kind is handled above
 }
 
-int64_t warmup_steps_from(double warmup_ratio, int64_t warmup_steps, int64_t total_steps) {
-  if (warmup_steps > 0) return warmup_steps;
-  return static_cast<int64_t>(std::ceil(static_cast<double>(total_steps) * warmup_ratio));
+int64_t warmup_steps_from(double warmup_ratio, double warmup_steps, int64_t total_steps) {
+  if (warmup_steps >= 1) return static_cast<int64_t>(warmup_steps);
+  const double ratio = warmup_steps > 0 ? warmup_steps : warmup_ratio;
+  return static_cast<int64_t>(std::ceil(static_cast<double>(total_steps) * ratio));
 }
 
 }  // namespace strata

@@ -35,8 +35,10 @@ class LRScheduler {
   int64_t warmup_, total_;
 };
 
-// TrainingArguments.get_warmup_steps: warmup_steps when > 0, else ceil(total * warmup_ratio),
-// computed in double like Python, so e.g. ratio 0.07 of 100 steps gives 8 (7.000000000000001).
-int64_t warmup_steps_from(double warmup_ratio, int64_t warmup_steps, int64_t total_steps);
+// TrainingArguments.get_warmup_steps: warmup_steps when >= 1 (its integer part), a ratio of
+// the total when in (0, 1) (transformers 5, which dropped warmup_ratio), else
+// ceil(total * warmup_ratio) (transformers 4). Computed in double like Python, so e.g. ratio 0.07
+// of 100 steps gives 8 (7.000000000000001).
+int64_t warmup_steps_from(double warmup_ratio, double warmup_steps, int64_t total_steps);
 
 }  // namespace strata

@@ -71,7 +71,7 @@ struct TrainingArguments {
   double sgd_momentum = 0.0;
   std::string lr_scheduler_type = "linear";
   double warmup_ratio = 0.0;
-  int64_t warmup_steps = 0;
+  double warmup_steps = 0;  // steps, or in (0, 1) a ratio of the total (transformers 5)
   double max_grad_norm = 1.0;
   int64_t seed = 42;
   int64_t data_seed = -1;  // the training data order's seed; -1: seed

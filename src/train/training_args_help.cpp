@@ -71,7 +71,8 @@ constexpr Help kHelp[] = {
     {"sgd_momentum", "momentum of optim sgd"},
     {"lr_scheduler_type", "linear, cosine, cosine_with_restarts, polynomial, constant, constant_with_warmup or inverse_sqrt"},
     {"warmup_ratio", "fraction of the steps spent warming the learning rate up"},
-    {"warmup_steps", "steps spent warming the learning rate up; overrides warmup_ratio when > 0"},
+    {"warmup_steps", "steps spent warming the learning rate up, or below 1 their ratio of all steps (as "
+                     "transformers 5); overrides warmup_ratio when > 0"},
     {"max_grad_norm", "clip the gradient to this global L2 norm (0: no clipping)"},
     {"seed", "seed of initialisation, dropout and (without data_seed) the data order"},
     {"data_seed", "seed of the training data order (-1: seed)"},

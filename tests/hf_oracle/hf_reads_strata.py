@@ -116,13 +116,16 @@ def check_card(out, base):
         learning_rate=ARGS["learning_rate"], train_batch_size=4, eval_batch_size=3, seed=42,
         parallel_mode=ParallelMode.NOT_DISTRIBUTED, world_size=1, gradient_accumulation_steps=2, adafactor=False,
         adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8, lr_scheduler_type=SchedulerType("linear"),
-        warmup_ratio=0.25, warmup_steps=0, max_steps=4, num_train_epochs=3.0, fp16=False, label_smoothing_factor=0.0)
+        optim="adamw_torch", optim_args=None, warmup_steps=ARGS["warmup_ratio"], max_steps=4, num_train_epochs=3.0,
+        fp16=False, label_smoothing_factor=0.0)
     summary = TrainingSummary(model_name=os.path.basename(out), finetuned_from=base, tasks="text-classification",
                               dataset="GLUE MRPC", dataset_tags="glue", dataset_args="mrpc",
                               tags=["generated_from_trainer"], eval_results=hf_eval_results, eval_lines=eval_lines,
                               hyperparameters=extract_hyperparameters_from_trainer(types.SimpleNamespace(args=args)))
     hf_meta, hf_body = split_card(summary.to_model_card())
     check(meta == hf_meta, f"{out}/README.md: metadata equals HF's TrainingSummary's")
+    if meta != hf_meta:
+        print(f"---- strata metadata\n{meta}\n---- HF metadata\n{hf_meta}")
     same = drop_strata_sections(body) == drop_strata_sections(hf_body)
     check(same, f"{out}/README.md: text equals HF's TrainingSummary.to_model_card() (but for strata's two sections)")
     if not same:
