@@ -5,20 +5,16 @@
 # optionally llm.c's CPU trainer too (llmc_peer.sh). Prints one table with the ratios and
 # writes every peer's JSON plus compare.json to OUTDIR.
 #
-#   bench/compare_torch.sh BUILD_DIR OUTDIR TRANSFORMERS_GITDIR HUB_GITDIR
-#   e.g. bench/compare_torch.sh build bench/results \
-#          /work/.mirror/tianhua2+huggingface_llama3/repo /work/.mirror/huggingface+huggingface_hub/repo
+#   bench/compare_torch.sh BUILD_DIR OUTDIR      e.g. bench/compare_torch.sh build bench/results
 #   GPT-2 rows only, with llm.c:
-#        ONLY=gpt2 LLMC=/work/.mirror/karpathy+llm.c/repo bench/compare_torch.sh build bench/results/gpt2 ...
-# The two git dirs are the oracle's sources (tests/fixtures/make_fixtures.sh says how to get them).
+#        ONLY=gpt2 LLMC=/work/.mirror/karpathy+llm.c/repo bench/compare_torch.sh build bench/results/gpt2
+# The PyTorch side runs in the benchmark environment (scripts/install_bench_deps.sh).
 # Env: ONLY=distilbert|bert|gpt2 runs that family's rows alone (default: all); LLMC=an llm.c
 # checkout (work tree or git dir) adds llm.c to the GPT-2 rows; THREADS (2); STEPS (strata's
 # timed steps, 5).
 set -euo pipefail
-BUILD=${1:?usage: compare_torch.sh BUILD_DIR OUTDIR TRANSFORMERS_GITDIR HUB_GITDIR}
+BUILD=${1:?usage: compare_torch.sh BUILD_DIR OUTDIR}
 OUT=${2:?}
-TF=${3:?}
-HUB=${4:?}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT/strata" "$OUT/torch"
 export THREADS=${THREADS:-2} ONLY=${ONLY:-}
@@ -26,7 +22,7 @@ echo "== strata (bench_train_step, $THREADS threads)"
 "$BUILD/bench/bench_train_step" --threads "$THREADS" --steps "${STEPS:-5}" ${ONLY:+--only "$ONLY"} \
     --json "$OUT/strata/train_step.json"
 echo "== PyTorch eager + HF Transformers ($THREADS threads)"
-"$HERE/torch_peer.sh" "$TF" "$HUB" "$OUT/torch"
+"$HERE/torch_peer.sh" "$OUT/torch"
 rm -rf "$OUT/llmc"
 if [[ -n "${LLMC:-}" && ( -z "$ONLY" || "$ONLY" == gpt2 ) ]]; then
   echo "== llm.c train_gpt2.c ($THREADS threads)"

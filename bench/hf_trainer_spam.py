@@ -1,15 +1,13 @@
-#!/usr/bin/python3
 """hf_trainer_spam.py -- the real Hugging Face Trainer on strata's spam fine-tuning task (issue 7).
 
 Trains BertForSequenceClassification from examples/spam/bert-tiny/config.json (random init,
 seed 42) with transformers.Trainer + TrainingArguments on examples/spam/data, as strata's
 examples/spam/demo.yaml does (the "B6" configuration by default: 6 epochs at peak LR 5e-4), on
 CPU, then evaluates the validation set and predicts the test set. Run it through
-bench/hf_trainer_peer.sh, which sets up PYTHONPATH (transformers v4.36.2, huggingface_hub
-v0.19.4, accelerate v0.25.0) and LD_LIBRARY_PATH (OpenBLAS OpenMP) and runs it under
-/usr/bin/time -v.
+bench/hf_trainer_peer.sh, which runs it with the benchmark environment's Python (transformers
+5.24.0, accelerate 1.15.0, torch 2.15.0 from PyPI) under /usr/bin/time -v.
 
-    /usr/bin/python3 bench/hf_trainer_spam.py --out OUTDIR [--epochs 6] [--lr 5e-4] [--max-steps N]
+    $(scripts/bench_python.sh) bench/hf_trainer_spam.py --out OUTDIR [--epochs 6] [--lr 5e-4] [--max-steps N]
         [--threads 2] [--workers 1] [--save-strategy epoch|no] [--padding longest|max_length]
 
 Writes OUTDIR/hf_trainer_spam.json (see the end of main() for the fields) and the Trainer's
@@ -17,37 +15,24 @@ output_dir OUTDIR/run (checkpoints with --save-strategy epoch; the final model a
 predict_results.txt, as run_glue.py and strata write them).
 
 What matches strata's run (docs/training.md, examples/spam/demo.yaml):
-- tokenizer: transformers' slow, pure-Python BertTokenizer on examples/spam/bert-small's vocab.txt
-  (do_lower_case true per its tokenizer_config.json; the fast, Rust `tokenizers` package cannot
-  be installed here). [CLS] text [SEP], truncated to 128 tokens, token_type_ids 0. Tokenization
-  runs once, up front, and is timed on its own (tokenize_s).
+- tokenizer: transformers' BertTokenizer (in transformers 5 the one backed by the Rust
+  `tokenizers` library) on examples/spam/bert-small's vocab.txt, lower-cased per its
+  tokenizer_config.json. [CLS] text [SEP], truncated to 128 tokens, token_type_ids 0.
+  Tokenization runs once, up front, and is timed on its own (tokenize_s).
 - padding: per batch to the batch's longest row (DataCollatorWithPadding, the Trainer's default
   collator when given a tokenizer), as strata does with pad_to_max_length false (its default);
   --padding max_length pads every row to 128 instead.
 - labels: the CSV's label column as an int; 1 = spam (examples/spam/data/SOURCE.md). F1 is the
   binary F1 of label 1 (precision/recall of class 1), as strata's `f1` for two labels; accuracy
   likewise. Computed here with numpy (no sklearn / evaluate needed), same formula.
-- Trainer arguments: batch 32 train / 64 eval, AdamW (torch), weight decay 0.01, warmup ratio
-  0.1, linear schedule, max_grad_norm 1.0, evaluation every epoch, logging every 20 steps,
+- Trainer arguments: batch 32 train / 64 eval, AdamW (torch), weight decay 0.01, warmup 0.1 of
+  the steps (transformers 5's warmup_steps below 1), linear schedule, max_grad_norm 1.0, evaluation every epoch, logging every 20 steps,
   seed 42, dataloader_num_workers 1, save every epoch keeping 2, best model by f1 loaded at the
   end (--save-strategy no: no checkpoints, no best-model reload), report_to none, use_cpu.
 - time to validation F1 >= 0.95 is measured from the process's start (psutil's create_time,
   so interpreter start-up, the torch/transformers imports and tokenization count), as the
   comparison script measures strata's from just before it starts strata.
 
-Shims (both in this process only; nothing on disk is patched):
-- transformers 4.36.2's data_collator.py (imported by trainer.py) does
-  `from ..models.bert import BertTokenizer, BertTokenizerFast`, which fails without the
-  `tokenizers` package (BertTokenizerFast is only exported when it is installed). It is used
-  there only in an isinstance check of DataCollatorForWholeWordMask, so an empty placeholder
-  class is set on transformers.models.bert before the import.
-- Without `tokenizers`, transformers 4.36.2 falls back to its own AddedToken dataclass
-  (eq=True, not frozen), which is unhashable, and PreTrainedTokenizer.__init__ then fails on
-  `token not in self._added_tokens_encoder`, then on `token.__setstate__(...)`, which the
-  fallback lacks, and save_pretrained (each checkpoint) pops "special" from what __getstate__
-  returns, which for the fallback is the token's own __dict__ (a KeyError the second time).
-  The Rust AddedToken hashes by its content, its __setstate__ sets the given fields and its
-  __getstate__ returns a new dict; the fallback gets the same three methods.
 """
 import argparse
 import csv
@@ -100,19 +85,7 @@ def main():
     import numpy as np
     import torch
 
-    torch.set_num_threads(a.threads)  # Debian's torch 1.13 defaults to 1 thread
-
-    import transformers.models.bert as _bert_pkg
-
-    class BertTokenizerFast:  # placeholder, see the module docstring
-        pass
-
-    _bert_pkg.BertTokenizerFast = BertTokenizerFast
-    import transformers.tokenization_utils_base as _tub
-    if not _tub.is_tokenizers_available():
-        _tub.AddedToken.__hash__ = lambda self: hash(self.content)  # as the Rust AddedToken
-        _tub.AddedToken.__setstate__ = lambda self, state: self.__dict__.update(state)
-        _tub.AddedToken.__getstate__ = lambda self: dict(self.__dict__)  # a copy: callers pop from it
+    torch.set_num_threads(a.threads)
 
     import accelerate
     import transformers
@@ -136,7 +109,7 @@ def main():
     n_tokens = {k: sum(len(r["input_ids"]) for r in v) for k, v in splits.items()}
     n_trunc = {k: sum(1 for r in v if len(r["input_ids"]) >= a.max_seq_length) for k, v in splits.items()}
     print(f"tokenized {sum(len(v) for v in splits.values())} texts in {tokenize_s:.1f} s "
-          f"(slow BertTokenizer, lower-case {tok.do_lower_case}); rows at {a.max_seq_length} tokens: {n_trunc}",
+          f"({type(tok).__name__}, lower-case {tok.do_lower_case}); rows at {a.max_seq_length} tokens: {n_trunc}",
           flush=True)
 
     class ListDataset(torch.utils.data.Dataset):
@@ -194,13 +167,12 @@ def main():
         save = "steps"
     args = TrainingArguments(
         output_dir=os.path.join(out, "run"),
-        overwrite_output_dir=True,
         do_train=True, do_eval=True, do_predict=True,
         num_train_epochs=a.epochs, max_steps=a.max_steps,
         per_device_train_batch_size=32, per_device_eval_batch_size=64,
-        learning_rate=a.lr, weight_decay=0.01, warmup_ratio=0.1, lr_scheduler_type="linear",
+        learning_rate=a.lr, weight_decay=0.01, warmup_steps=0.1, lr_scheduler_type="linear",
         max_grad_norm=1.0,
-        evaluation_strategy="steps" if by_steps else "epoch", eval_steps=a.eval_steps or None,
+        eval_strategy="steps" if by_steps else "epoch", eval_steps=a.eval_steps or None,
         save_strategy=save, save_steps=a.eval_steps or 500, save_total_limit=2,
         load_best_model_at_end=save != "no", metric_for_best_model="f1",
         logging_strategy="steps", logging_steps=20,
@@ -208,7 +180,7 @@ def main():
         report_to=[], use_cpu=True, disable_tqdm=True,
     )
     collator = DataCollatorWithPadding(tok)  # padding="longest"; a no-op beyond stacking with max_length rows
-    trainer = Trainer(model=model, args=args, train_dataset=train_ds, eval_dataset=val_ds, tokenizer=tok,
+    trainer = Trainer(model=model, args=args, train_dataset=train_ds, eval_dataset=val_ds, processing_class=tok,
                       data_collator=collator, compute_metrics=compute_metrics, callbacks=[EvalClock()])
 
     print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), transformers {transformers.__version__}, "

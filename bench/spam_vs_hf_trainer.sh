@@ -1,7 +1,7 @@
 #!/bin/bash
 # spam_vs_hf_trainer.sh -- issue 7's end-to-end comparison: strata train and the real Hugging Face
-# Trainer (bench/hf_trainer_peer.sh: transformers v4.36.2 + accelerate v0.25.0 on Debian's torch
-# 1.13, OpenBLAS OpenMP) on the same spam fine-tuning job, one after the other on one machine,
+# Trainer (bench/hf_trainer_peer.sh: transformers 5.24.0 + accelerate 1.15.0 on torch 2.15.0,
+# from PyPI) on the same spam fine-tuning job, one after the other on one machine,
 # 2 threads each. Prints one table with the ratios and writes OUTDIR/compare.json.
 #
 # The job ("B6"): examples/spam/demo.yaml (BERT L2 H128 A2 I512 from examples/spam/bert-tiny's
@@ -12,12 +12,10 @@
 # Issue 7's targets: strata's train samples/s >= 2x HF's, its validation evaluation >= 2x faster,
 # its time to validation F1 >= 0.95 (from process start) <= half of HF's.
 #
-#   bench/spam_vs_hf_trainer.sh STRATA_BIN OUTDIR TRANSFORMERS_GITDIR HUB_GITDIR ACCELERATE_GITDIR
-#   e.g. bench/spam_vs_hf_trainer.sh build2/strata bench/results/spam_vs_hf \
-#          /work/.mirror/tianhua2+huggingface_llama3/repo /work/.mirror/huggingface+huggingface_hub/repo \
-#          /work/.mirror/huggingface+accelerate/repo
+#   bench/spam_vs_hf_trainer.sh STRATA_BIN OUTDIR
+#   e.g. bench/spam_vs_hf_trainer.sh build/strata bench/results/spam_vs_hf
 #   smoke test (20 steps each, evaluation every 10): SMOKE_STEPS=20 bench/spam_vs_hf_trainer.sh ...
-# The git dirs: see bench/hf_trainer_peer.sh.
+# The HF side runs in the benchmark environment (scripts/install_bench_deps.sh).
 # Env: EPOCHS (6), LR (5e-4), THREADS (2), WORKERS (dataloader_num_workers, 1),
 #      SAVE_STRATEGY (epoch, as demo.yaml; no: no checkpoints and no best-model reload on either
 #      side, so the final evaluation is of the last epoch's weights), SMOKE_STEPS (N: max_steps N,
@@ -39,11 +37,8 @@
 # imports and the slow pure-Python tokenizer count; the table also shows that time without
 # tokenization).
 set -euo pipefail
-STRATA=${1:?usage: spam_vs_hf_trainer.sh STRATA_BIN OUTDIR TRANSFORMERS_GITDIR HUB_GITDIR ACCELERATE_GITDIR}
+STRATA=${1:?usage: spam_vs_hf_trainer.sh STRATA_BIN OUTDIR}
 OUT=${2:?}
-TF=${3:?}
-HUB=${4:?}
-ACCEL=${5:?}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 STRATA=$(cd "$(dirname "$STRATA")" && pwd)/$(basename "$STRATA")
@@ -113,7 +108,7 @@ PYEOF
 fi
 if [[ -z "$ONLY" || "$ONLY" == hf ]]; then
   echo "== Hugging Face Trainer (bench/hf_trainer_peer.sh)"
-  "$HERE/hf_trainer_peer.sh" "$TF" "$HUB" "$ACCEL" "$OUT/hf" "${hf_args[@]}"
+  "$HERE/hf_trainer_peer.sh" "$OUT/hf" "${hf_args[@]}"
 fi
 echo "load after both runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 

@@ -2,22 +2,15 @@
 # torch_peer.sh -- PyTorch eager peer numbers for strata's throughput benchmarks.
 #
 # Times full training steps (forward in train() with HF's default dropout, loss.backward(),
-# torch AdamW step, zero_grad) of Hugging Face Transformers v4.36.2's own model code on CPU with
-# Debian's torch 1.13, via the oracle's hf_throughput.py, 2 threads, BLAS = OpenBLAS OpenMP build
-# (Debian torch links the system libblas.so.3; the default reference/pthread BLAS is several
-# times slower). Each config runs under /usr/bin/time -v for the process's peak RSS.
+# torch AdamW step, zero_grad) of Hugging Face Transformers' own model code on CPU, in the
+# benchmark environment (scripts/install_bench_deps.sh: torch 2.15.0 with its MKL and oneDNN,
+# transformers 5.24.0, from PyPI), via the oracle's tools/hf/hf_throughput.py, 2 threads. Each
+# config runs under /usr/bin/time -v for the process's peak RSS.
 #
 # Usage:
-#   bench/torch_peer.sh TRANSFORMERS_GITDIR HUB_GITDIR OUTDIR   # sets up PYTHONPATH via setup_hf_env.sh
-#   PYTHONPATH=... bench/torch_peer.sh OUTDIR                  # PYTHONPATH already exported
-# e.g.
-#   bench/torch_peer.sh /work/.mirror/tianhua2+huggingface_llama3/repo \
-#       /work/.mirror/huggingface+huggingface_hub/repo bench/results/torch
-# Needs: Debian python3-torch (+ numpy yaml regex requests filelock tqdm packaging),
-# libopenblas0-openmp, the oracle harness (HF_ORACLE, default /work/shared/tools/hf-oracle),
-# transformers tag v4.36.2 and huggingface_hub tag v0.19.4 git dirs (see tests/fixtures/make_fixtures.sh).
-# Env: HF_DEST (default /tmp/hf), TORCH_BLAS_DIR (default /usr/lib/x86_64-linux-gnu/openblas-openmp),
-#      THREADS (default 2), ONLY (see Configs).
+#   bench/torch_peer.sh OUTDIR        e.g. bench/torch_peer.sh bench/results/torch
+# Env: THREADS (default 2), ONLY (see Configs). The peer capped like strata's AVX2 runs:
+#   ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 bench/torch_peer.sh OUTDIR
 #
 # Configs (random ids, no padding, train mode, HF's default dropout 0.1):
 #   distilbert-b8-train   distilbert-base-uncased, seq-cls (2 labels), batch 8,  seq 128; warmup 3, 10 timed steps
@@ -32,20 +25,12 @@
 # GFLOP/s use hf_throughput.py's counts: brief = 6*N_nonemb*B*T + 12*L*H*T^2*B; total adds the LM
 # head, 6*V*H*B*T (0 for seq-cls, so both agree there; GPT-2's tied head is not in N_nonemb).
 set -euo pipefail
-ORACLE=${HF_ORACLE:-/work/shared/tools/hf-oracle}
-if [[ $# -eq 3 ]]; then
-  eval "$("$ORACLE/setup_hf_env.sh" "$1" "$2" "${HF_DEST:-/tmp/hf}")"
-  export PYTHONPATH
-  OUT=$3
-elif [[ $# -eq 1 && -n "${PYTHONPATH:-}" ]]; then
-  OUT=$1
-else
-  echo "usage: $0 TRANSFORMERS_GITDIR HUB_GITDIR OUTDIR   |   PYTHONPATH=... $0 OUTDIR" >&2
-  exit 2
-fi
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+ORACLE=$REPO/tools/hf
+PY=$("$REPO/scripts/bench_python.sh")
+OUT=${1:?usage: $0 OUTDIR}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-export LD_LIBRARY_PATH=${TORCH_BLAS_DIR:-/usr/lib/x86_64-linux-gnu/openblas-openmp}
 THREADS=${THREADS:-2}
 export OMP_NUM_THREADS=$THREADS
 
@@ -53,7 +38,7 @@ ONLY=${ONLY:-}
 run() {  # name, family, hf_throughput args...
   local name=$1 family=$2; shift 2
   [[ -z "$ONLY" || "$ONLY" == "$family" ]] || return 0
-  /usr/bin/time -v -o "$OUT/$name.time" /usr/bin/python3 "$ORACLE/hf_throughput.py" "$@" \
+  /usr/bin/time -v -o "$OUT/$name.time" "$PY" "$ORACLE/hf_throughput.py" "$@" \
       --threads "$THREADS" --json-out "$OUT/$name.json" > "$OUT/$name.log" 2>&1 \
     || { echo "$name: FAILED, see $OUT/$name.log" >&2; tail -5 "$OUT/$name.log" >&2; return 1; }
   /usr/bin/python3 - "$OUT" "$name" <<'PYEOF'
@@ -71,7 +56,7 @@ row = {"name": name, "arch": r["arch"], "task": r["task"], "size": r["size"], "m
        "gflops_per_s_total": r["gflops_per_s_total"]["median"],
        "flops_brief": r["flops"]["flops_brief"], "flops_total": r["flops"]["flops_total"],
        "peak_rss_mib": rss_kb / 1024, "torch": r["torch"], "transformers": r["transformers"],
-       "blas": r["blas_env"]}
+       "cpu_capability": r["cpu_capability"]}
 summ = os.path.join(out, "summary.json")
 rows = json.load(open(summ)) if os.path.exists(summ) else []
 rows = [x for x in rows if x["name"] != name] + [row]
@@ -84,7 +69,7 @@ print(f"{name:22s} {row['ms_per_step_median']:9.1f} ms/step (median of {row['ste
 PYEOF
 }
 
-echo "torch peer: $(nproc) cores, threads=$THREADS, BLAS dir $LD_LIBRARY_PATH, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "torch peer: $(nproc) cores, threads=$THREADS, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$OUT/summary.json"
 run distilbert-b8-train  distilbert --arch distilbert --task seq-cls   --size base --batch 8  --seq 128 --warmup 3 --steps 10
 run distilbert-b32-train distilbert --arch distilbert --task seq-cls   --size base --batch 32 --seq 128 --warmup 2 --steps 5
