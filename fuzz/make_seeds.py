@@ -186,8 +186,14 @@ def seed_data():
             put("batch_json", name, read(os.path.join(FIX, name)))
 
 
+# ---- PyTorch's pytorch_model.bin: the small files torch.save wrote for the reader's tests ----
+def seed_torch_bin():
+    for name in ("shared-storage.bin", "transposed.bin", "calls-os-system.bin"):
+        put("torch_bin", name, read(os.path.join(FIX, "torch_bin", name)))
+
+
 def main():
-    for f in (seed_safetensors, seed_index, seed_configs, seed_tokenizers, seed_regex, seed_data):
+    for f in (seed_safetensors, seed_index, seed_configs, seed_tokenizers, seed_regex, seed_data, seed_torch_bin):
         f()
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(OUT) for f in fs)
     print("fuzz/corpus: %d bytes" % total, file=sys.stderr)

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 declare -A SMOKE_RUNS=(
   [batch_json]=25000 [csv]=25000 [job_spec]=20000 [jsonl]=20000 [model_config]=120000
   [regex_match]=15000 [safetensors_header]=100000 [safetensors_index]=150000 [tokenizer_encode]=2000
-  [tokenizer_json]=6000 [vocab_merges]=40000 [vocab_txt]=60000)
+  [tokenizer_json]=6000 [torch_bin]=250000 [vocab_merges]=40000 [vocab_txt]=60000)
 seconds=
 if [[ ${1:-} == --seconds ]]; then
   [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "fuzz_smoke: --seconds expects a positive number of seconds" >&2; exit 2; }

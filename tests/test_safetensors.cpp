@@ -479,7 +479,8 @@ TEST_F(SafetensorsTest, NoModelFileInDirectory) {
   write_bytes(path("config.json"), "{}");
   const std::string msg = error_of([&] { SafetensorsSet s(dir_.string()); });
   EXPECT_CONTAINS(msg, dir_.string());
-  EXPECT_CONTAINS(msg, "no model.safetensors or model.safetensors.index.json");
+  EXPECT_CONTAINS(msg, "no model.safetensors, model.safetensors.index.json, pytorch_model.bin or "
+                       "pytorch_model.bin.index.json");
 }
 
 // --- files.h ---

@@ -1,10 +1,5 @@
 #include "io/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
@@ -18,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.h"
+#include "io/mapped_file.h"
+#include "io/torch_bin.h"
 #include "util/error.h"
 #include "util/shape_str.h"
 
@@ -43,36 +40,6 @@ uint64_t read_le64(const std::byte* p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | std::to_integer<uint64_t>(p[i]);
   return v;
-}
-
-struct Mapping {
-  void* addr = nullptr;
-  size_t size = 0;
-};
-
-Mapping map_readonly(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, ": cannot open: ", std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail(path, ": cannot stat: ", std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(path, ": not a regular file");
-  }
-  const auto size = static_cast<size_t>(st.st_size);
-  if (size < 8) {
-    ::close(fd);
-    fail(path, ": file is ", size, " bytes, shorter than the 8-byte header length prefix");
-  }
-  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int err = errno;
-  ::close(fd);  // the mapping keeps the file alive on its own
-  if (addr == MAP_FAILED) fail(path, ": mmap failed: ", std::strerror(err));
-  return {addr, size};
 }
 
 // A JSON value that must be a non-negative integer; `what` names it in the error.
@@ -223,9 +190,6 @@ Header parse_file(const std::string& path, const std::byte* base, size_t size) {
   return out;
 }
 
-void unmap(void* addr, size_t size) {
-  if (addr) ::munmap(addr, size);
-}
 
 bool is_file(const std::filesystem::path& p) {
   std::error_code ec;
@@ -240,41 +204,16 @@ int64_t TensorView::numel() const {
   return n;
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  const Mapping m = map_readonly(path);
-  map_ = m.addr;
-  map_size_ = m.size;
-  // The destructor does not run when a constructor throws, so release the mapping here.
-  try {
-    Header h = parse_file(path, static_cast<const std::byte*>(map_), map_size_);
-    tensors_ = std::move(h.tensors);
-    metadata_ = std::move(h.metadata);
-  } catch (...) {
-    unmap(map_, map_size_);
-    throw;
-  }
+SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path), map_(path) {
+  if (map_.size() < 8) fail(path, ": file is ", map_.size(), " bytes, shorter than the 8-byte header length prefix");
+  Header h = parse_file(path, map_.data(), map_.size());
+  tensors_ = std::move(h.tensors);
+  metadata_ = std::move(h.metadata);
 }
 
-SafetensorsFile::~SafetensorsFile() { unmap(map_, map_size_); }
-
-SafetensorsFile::SafetensorsFile(SafetensorsFile&& o) noexcept
-    : path_(std::move(o.path_)),
-      map_(std::exchange(o.map_, nullptr)),
-      map_size_(std::exchange(o.map_size_, 0)),
-      tensors_(std::move(o.tensors_)),
-      metadata_(std::move(o.metadata_)) {}
-
-SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& o) noexcept {
-  if (this != &o) {
-    unmap(map_, map_size_);
-    path_ = std::move(o.path_);
-    map_ = std::exchange(o.map_, nullptr);
-    map_size_ = std::exchange(o.map_size_, 0);
-    tensors_ = std::move(o.tensors_);
-    metadata_ = std::move(o.metadata_);
-  }
-  return *this;
-}
+SafetensorsFile::~SafetensorsFile() = default;
+SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
+SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = default;
 
 const TensorView* SafetensorsFile::find(std::string_view name) const {
   for (const TensorView& t : tensors_)
@@ -282,30 +221,24 @@ const TensorView* SafetensorsFile::find(std::string_view name) const {
   return nullptr;
 }
 
-SafetensorsSet::SafetensorsSet(const std::string& dir) {
-  const std::filesystem::path root(dir);
-  const std::filesystem::path single = root / "model.safetensors";
-  const std::filesystem::path index_path = root / "model.safetensors.index.json";
+namespace {
 
-  if (is_file(single)) {
-    files_.push_back(std::make_unique<SafetensorsFile>(single.string()));
-    file_paths_.push_back(single.string());
-    for (const TensorView& t : files_.back()->tensors()) index_.emplace(t.name, &t);
-    return;
-  }
-  if (!is_file(index_path))
-    fail(dir, ": no model.safetensors or model.safetensors.index.json in this directory");
-
+// The shards an index (model.safetensors.index.json or pytorch_model.bin.index.json) lists,
+// each opened once as a File; fills `index` with every tensor's view.
+template <typename File>
+void read_index(const std::filesystem::path& root, const std::filesystem::path& index_path,
+                std::vector<std::unique_ptr<File>>& owners, std::vector<std::string>& paths,
+                std::map<std::string, const TensorView*, std::less<>>& out) {
   const std::string ipath = index_path.string();
   const json index = read_json_file(ipath);
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
     fail(ipath, ": expected an object with a \"weight_map\" object");
 
-  std::map<std::string, const SafetensorsFile*> shards;  // shard name -> opened once
+  std::map<std::string, const File*> shards;  // shard name -> opened once
   for (const auto& [name, shard_json] : index["weight_map"].items()) {
     if (!shard_json.is_string())
       fail(ipath, ": weight_map entry '", name, "' must name a shard file, found ", shard_json.dump());
-    const std::string shard = shard_json.get<std::string>();
+    const std::string shard = shard_json.template get<std::string>();
     // A shard lives in the model's directory: an index from the Hub must not make strata read
     // (or, on save, reason about) files elsewhere.
     const std::filesystem::path rel(shard);
@@ -319,15 +252,45 @@ SafetensorsSet::SafetensorsSet(const std::string& dir) {
       if (!is_file(shard_path))
         fail(ipath, ": shard '", shard, "' (listed for tensor '", name, "') is missing: ",
              shard_path.string(), " does not exist");
-      files_.push_back(std::make_unique<SafetensorsFile>(shard_path.string()));
-      file_paths_.push_back(shard_path.string());
-      it = shards.emplace(shard, files_.back().get()).first;
+      owners.push_back(std::make_unique<File>(shard_path.string()));
+      paths.push_back(shard_path.string());
+      it = shards.emplace(shard, owners.back().get()).first;
     }
     const TensorView* t = it->second->find(name);
     if (!t) fail(ipath, ": weight_map puts tensor '", name, "' in ", it->second->path(), ", which has no such tensor");
-    index_.emplace(name, t);
+    out.emplace(name, t);
   }
 }
+
+// One weight file: every tensor of it.
+template <typename File>
+void read_single(const std::filesystem::path& path, std::vector<std::unique_ptr<File>>& owners,
+                 std::vector<std::string>& paths, std::map<std::string, const TensorView*, std::less<>>& out) {
+  owners.push_back(std::make_unique<File>(path.string()));
+  paths.push_back(path.string());
+  for (const TensorView& t : owners.back()->tensors()) out.emplace(t.name, &t);
+}
+
+}  // namespace
+
+SafetensorsSet::SafetensorsSet(const std::string& dir) {
+  const std::filesystem::path root(dir);
+  // In from_pretrained's order of preference: safetensors first, PyTorch's pickles last.
+  if (is_file(root / "model.safetensors")) {
+    read_single(root / "model.safetensors", files_, file_paths_, index_);
+  } else if (is_file(root / "model.safetensors.index.json")) {
+    read_index(root, root / "model.safetensors.index.json", files_, file_paths_, index_);
+  } else if (is_file(root / "pytorch_model.bin")) {
+    read_single(root / "pytorch_model.bin", bins_, file_paths_, index_);
+  } else if (is_file(root / "pytorch_model.bin.index.json")) {
+    read_index(root, root / "pytorch_model.bin.index.json", bins_, file_paths_, index_);
+  } else {
+    fail(dir, ": no model.safetensors, model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json "
+            "in this directory");
+  }
+}
+
+SafetensorsSet::~SafetensorsSet() = default;
 
 const TensorView* SafetensorsSet::find(std::string_view name) const {
   const auto it = index_.find(name);

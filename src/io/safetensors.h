@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/mapped_file.h"
 #include "tensor/dtype.h"
 
 namespace strata::io {
@@ -43,17 +44,21 @@ class SafetensorsFile {
 
  private:
   std::string path_;
-  void* map_ = nullptr;
-  size_t map_size_ = 0;
+  MappedFile map_;
   std::vector<TensorView> tensors_;
   std::map<std::string, std::string> metadata_;
 };
 
-// The tensors of a model directory: DIR/model.safetensors, or the shards listed in
-// DIR/model.safetensors.index.json ("weight_map": name -> shard file). Errors name the file.
+class TorchBinFile;
+
+// The tensors of a model directory, as from_pretrained finds them: DIR/model.safetensors, or
+// the shards listed in DIR/model.safetensors.index.json ("weight_map": name -> shard file), or,
+// where a model has no safetensors, PyTorch's DIR/pytorch_model.bin or the shards of
+// DIR/pytorch_model.bin.index.json (io/torch_bin.h). Errors name the file.
 class SafetensorsSet {
  public:
   explicit SafetensorsSet(const std::string& dir);
+  ~SafetensorsSet();
   const TensorView* find(std::string_view name) const;
   std::vector<std::string> names() const;  // sorted
   const std::vector<std::string>& files() const { return file_paths_; }
@@ -61,6 +66,7 @@ class SafetensorsSet {
  private:
   std::vector<std::string> file_paths_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::vector<std::unique_ptr<TorchBinFile>> bins_;
   std::map<std::string, const TensorView*, std::less<>> index_;
 };
 

@@ -32,9 +32,13 @@ std::map<std::string, std::string> map_checkpoint_names(const std::vector<std::s
   for (const auto& n : file_names) file_has_prefix |= starts_with(n, prefix);
   std::map<std::string, std::string> out;
   for (const auto& n : file_names) {
+    // Checkpoints from TensorFlow-era BERTs name LayerNorm parameters gamma and beta; HF renames
+    // them on load.
     std::string m = n;
-    if (cfg.task != Task::Base && !file_has_prefix) m = prefix + n;
-    if (cfg.task == Task::Base && starts_with(n, prefix)) m = n.substr(prefix.size());
+    if (m.ends_with(".gamma")) m = m.substr(0, m.size() - 6) + ".weight";
+    if (m.ends_with(".beta")) m = m.substr(0, m.size() - 5) + ".bias";
+    if (cfg.task != Task::Base && !file_has_prefix) m = prefix + m;
+    if (cfg.task == Task::Base && starts_with(m, prefix)) m = m.substr(prefix.size());
     out[m] = n;
   }
   return out;
@@ -111,8 +115,10 @@ std::unique_ptr<Model<T>> load_pretrained(const std::string& dir, LoadReport* re
 }
 
 bool has_weights(const std::string& dir) {
-  return std::filesystem::exists(std::filesystem::path(dir) / "model.safetensors") ||
-         std::filesystem::exists(std::filesystem::path(dir) / "model.safetensors.index.json");
+  for (const char* f : {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                        "pytorch_model.bin.index.json"})
+    if (std::filesystem::exists(std::filesystem::path(dir) / f)) return true;
+  return false;
 }
 
 template <typename T>
