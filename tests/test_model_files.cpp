@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "io/model_files.h"
+#include "io/safetensors.h"
 #include "io/python_json.h"
 #include "test_util_fs.h"
 #include "util/error.h"
@@ -85,6 +87,27 @@ TEST(ModelFiles, ShardSizesTakeHfUnits) {
 
 // Python's repr of a float, which json.dumps writes: nlohmann's Grisu2 gave 0.6934298656894889
 // for the first (the same double; HF re-saving trainer_state.json wrote the shorter text).
+// A sentence-transformers export: modules.json names the folder of its Transformer module.
+TEST(ModelFiles, SentenceTransformersLayoutsLeadToTheHfModel) {
+  const test::ScratchDir dir;
+  const std::string root = dir.path("st"), module = root + "/0_Transformer";
+  std::filesystem::create_directories(module);
+  EXPECT_EQ(hf_model_dir(root), root);  // no modules.json: the folder itself
+  std::filesystem::copy(test::fixture("bert-seq-cls"), module);
+  const std::string modules = R"([{"idx": 0, "name": "0", "path": "0_Transformer",
+      "type": "sentence_transformers.models.Transformer"},
+     {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])";
+  test::write_text(root + "/modules.json", modules);
+  EXPECT_EQ(hf_model_dir(root), root + "/0_Transformer");
+  const SafetensorsSet weights(root);
+  EXPECT_NE(weights.find("classifier.weight"), nullptr);
+
+  test::write_text(root + "/modules.json", R"([{"path": "../elsewhere", "type": "sentence_transformers.models.Transformer"}])");
+  test::expect_error([&] { hf_model_dir(root); }, {root + "/modules.json", "'../elsewhere'", "leaves the model directory"});
+  test::write_text(root + "/modules.json", R"([{"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])");
+  test::expect_error([&] { hf_model_dir(root); }, {root + "/modules.json", "no sentence_transformers.models.Transformer"});
+}
+
 TEST(PythonJson, FloatsAsPythonReprWritesThem) {
   const std::pair<double, const char*> cases[] = {
       {0.693429865689489, "0.693429865689489"}, {2.0, "2.0"}, {0.0, "0.0"}, {-0.0, "-0.0"}, {-0.5, "-0.5"},

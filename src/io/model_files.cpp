@@ -1,5 +1,6 @@
 #include "io/model_files.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,30 @@
 #include "util/error.h"
 
 namespace strata::io {
+
+std::string hf_model_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path root(dir), modules = root / "modules.json";
+  if (fs::exists(root / "config.json") || !fs::exists(modules)) return dir;
+  const nlohmann::json list = read_json_file(modules.string());
+  if (!list.is_array()) fail(modules.string(), ": expected a list of modules");
+  for (const auto& m : list) {
+    if (!m.is_object() || !m.value("type", nlohmann::json()).is_string() ||
+        !m["type"].get<std::string>().ends_with("models.Transformer"))
+      continue;
+    if (!m.value("path", nlohmann::json()).is_string())
+      fail(modules.string(), ": the Transformer module has no \"path\" string");
+    const fs::path rel(m["path"].get<std::string>());
+    const bool climbs = std::any_of(rel.begin(), rel.end(), [](const fs::path& c) { return c == ".."; });
+    if (rel.is_absolute() || climbs)
+      fail(modules.string(), ": the Transformer module's path '", rel.string(), "' leaves the model directory");
+    const fs::path folder = root / rel;
+    if (!fs::exists(folder / "config.json"))
+      fail(modules.string(), ": the Transformer module's folder '", rel.string(), "' has no config.json");
+    return folder.string();
+  }
+  fail(modules.string(), ": no sentence_transformers.models.Transformer module, and no config.json beside it");
+}
 
 namespace fs = std::filesystem;
 

@@ -11,6 +11,11 @@
 
 namespace strata::io {
 
+// The folder of DIR that holds the HF model: DIR itself, or, for a sentence-transformers export
+// whose root has no config.json, the folder its modules.json names for the Transformer module
+// ("path": "" is the root, "0_Transformer" a subfolder). Errors name modules.json.
+std::string hf_model_dir(const std::string& dir);
+
 // HF's default max_shard_size of save_pretrained (transformers 4.36: "5GB").
 inline constexpr uint64_t kDefaultMaxShardBytes = 5'000'000'000ULL;
 

@@ -14,6 +14,7 @@
 
 #include "io/files.h"
 #include "io/mapped_file.h"
+#include "io/model_files.h"
 #include "io/torch_bin.h"
 #include "util/error.h"
 #include "util/shape_str.h"
@@ -274,7 +275,7 @@ void read_single(const std::filesystem::path& path, std::vector<std::unique_ptr<
 }  // namespace
 
 SafetensorsSet::SafetensorsSet(const std::string& dir) {
-  const std::filesystem::path root(dir);
+  const std::filesystem::path root(hf_model_dir(dir));
   // In from_pretrained's order of preference: safetensors first, PyTorch's pickles last.
   if (is_file(root / "model.safetensors")) {
     read_single(root / "model.safetensors", files_, file_paths_, index_);

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "io/files.h"
+#include "io/model_files.h"
 #include "models/architecture.h"
 #include "util/error.h"
 
@@ -160,7 +161,8 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src, 
   return c;
 }
 
-ModelConfig load_model_config(const std::string& dir, const Task* task_override) {
+ModelConfig load_model_config(const std::string& model_dir, const Task* task_override) {
+  const std::string dir = io::hf_model_dir(model_dir);
   const std::string path = (std::filesystem::path(dir) / "config.json").string();
   if (!std::filesystem::exists(path)) fail(dir, ": no config.json in this directory");
   return parse_model_config(io::read_json_file(path), path, task_override);

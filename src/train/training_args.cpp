@@ -215,7 +215,8 @@ void validate(TrainingArguments& a, const std::string& src) {
   resolve_hf_spellings(a, src);
   if (a.model_name_or_path.empty()) fail(src, ": model_name_or_path is required (a directory with config.json)");
   if (a.output_dir.empty()) fail(src, ": output_dir is required");
-  if (a.tokenizer_name.empty()) a.tokenizer_name = a.model_name_or_path;
+  // A sentence-transformers export keeps its tokenizer beside the HF model it holds.
+  if (a.tokenizer_name.empty()) a.tokenizer_name = io::hf_model_dir(a.model_name_or_path);
   if (a.do_train && a.train_file.empty()) fail(src, ": do_train is true but train_file is not set");
   if (a.do_predict && a.test_file.empty()) fail(src, ": do_predict is true but test_file is not set");
   if (!a.task.empty())
