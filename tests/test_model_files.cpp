@@ -93,12 +93,14 @@ TEST(ModelFiles, SentenceTransformersLayoutsLeadToTheHfModel) {
   const std::string root = dir.path("st"), module = root + "/0_Transformer";
   std::filesystem::create_directories(module);
   EXPECT_EQ(hf_model_dir(root), root);  // no modules.json: the folder itself
+  EXPECT_FALSE(has_weight_files(root));
   std::filesystem::copy(test::fixture("bert-seq-cls"), module);
   const std::string modules = R"([{"idx": 0, "name": "0", "path": "0_Transformer",
       "type": "sentence_transformers.models.Transformer"},
      {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])";
   test::write_text(root + "/modules.json", modules);
   EXPECT_EQ(hf_model_dir(root), root + "/0_Transformer");
+  EXPECT_TRUE(has_weight_files(root));  // so `strata train` loads them instead of initialising at random
   const SafetensorsSet weights(root);
   EXPECT_NE(weights.find("classifier.weight"), nullptr);
 

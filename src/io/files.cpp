@@ -175,6 +175,10 @@ std::string read_file(const std::string& path) {
   return content;
 }
 
+bool stays_inside(const std::filesystem::path& rel) {
+  return !rel.is_absolute() && std::none_of(rel.begin(), rel.end(), [](const std::filesystem::path& c) { return c == ".."; });
+}
+
 nlohmann::json read_json_file(const std::string& path) {
   const std::string text = read_file(path);
   try {

@@ -1,6 +1,7 @@
 // Small file helpers shared by every writer and reader: atomic writes and JSON with
 // error messages that name the file, line and column.
 #pragma once
+#include <filesystem>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,10 @@ void write_file_atomic(const std::string& path, std::span<const std::string_view
 void append_to_file(const std::string& path, std::string_view text);
 
 std::string read_file(const std::string& path);  // throws strata::Error naming the path
+
+// Whether a path a file names (a shard in an index, a module in modules.json) stays inside the
+// folder it is read from: relative and without "..". Outside files must not be read on its word.
+bool stays_inside(const std::filesystem::path& rel);
 
 // Parses a JSON file; errors read "<path>: invalid JSON at line L, column C: <reason>".
 nlohmann::json read_json_file(const std::string& path);

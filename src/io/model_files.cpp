@@ -1,6 +1,5 @@
 #include "io/model_files.h"
 
-#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -28,8 +27,7 @@ std::string hf_model_dir(const std::string& dir) {
     if (!m.value("path", nlohmann::json()).is_string())
       fail(modules.string(), ": the Transformer module has no \"path\" string");
     const fs::path rel(m["path"].get<std::string>());
-    const bool climbs = std::any_of(rel.begin(), rel.end(), [](const fs::path& c) { return c == ".."; });
-    if (rel.is_absolute() || climbs)
+    if (!stays_inside(rel))
       fail(modules.string(), ": the Transformer module's path '", rel.string(), "' leaves the model directory");
     const fs::path folder = root / rel;
     if (!fs::exists(folder / "config.json"))

@@ -191,7 +191,6 @@ Header parse_file(const std::string& path, const std::byte* base, size_t size) {
   return out;
 }
 
-
 bool is_file(const std::filesystem::path& p) {
   std::error_code ec;
   return std::filesystem::is_regular_file(p, ec);
@@ -216,10 +215,16 @@ SafetensorsFile::~SafetensorsFile() = default;
 SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = default;
 
-const TensorView* SafetensorsFile::find(std::string_view name) const {
-  for (const TensorView& t : tensors_)
+const TensorView* find_tensor(const std::vector<TensorView>& tensors, std::string_view name) {
+  for (const TensorView& t : tensors)
     if (t.name == name) return &t;
   return nullptr;
+}
+
+bool has_weight_files(const std::string& dir) {
+  const std::filesystem::path root(hf_model_dir(dir));
+  return std::any_of(std::begin(kWeightFiles), std::end(kWeightFiles),
+                     [&](std::string_view f) { return is_file(root / f); });
 }
 
 namespace {
@@ -242,9 +247,7 @@ void read_index(const std::filesystem::path& root, const std::filesystem::path& 
     const std::string shard = shard_json.template get<std::string>();
     // A shard lives in the model's directory: an index from the Hub must not make strata read
     // (or, on save, reason about) files elsewhere.
-    const std::filesystem::path rel(shard);
-    const bool climbs = std::any_of(rel.begin(), rel.end(), [](const std::filesystem::path& c) { return c == ".."; });
-    if (shard.empty() || rel.is_absolute() || climbs)
+    if (shard.empty() || !stays_inside(shard))
       fail(ipath, ": weight_map entry '", name, "' names shard '", shard,
            "'; a shard must be a file inside the model directory (e.g. model-00001-of-00002.safetensors)");
     auto it = shards.find(shard);

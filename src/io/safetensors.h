@@ -24,6 +24,9 @@ struct TensorView {
   int64_t numel() const;
 };
 
+// The tensor named `name` among a weight file's tensors, or nullptr.
+const TensorView* find_tensor(const std::vector<TensorView>& tensors, std::string_view name);
+
 // A read-only, memory-mapped .safetensors file. The whole header is validated on open
 // (header length inside the file, valid JSON, known dtypes, shape x dtype size == byte span,
 // offsets inside the data section, no overlaps); any violation throws strata::Error naming
@@ -39,7 +42,7 @@ class SafetensorsFile {
 
   const std::string& path() const { return path_; }
   const std::vector<TensorView>& tensors() const { return tensors_; }  // in data-offset order
-  const TensorView* find(std::string_view name) const;                 // nullptr if absent
+  const TensorView* find(std::string_view name) const { return find_tensor(tensors_, name); }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
  private:
@@ -50,6 +53,12 @@ class SafetensorsFile {
 };
 
 class TorchBinFile;
+
+// The weight files from_pretrained looks for in a model directory, in its order of preference.
+inline constexpr std::string_view kWeightFiles[] = {"model.safetensors", "model.safetensors.index.json",
+                                                    "pytorch_model.bin", "pytorch_model.bin.index.json"};
+// Whether the HF model of DIR (io::hf_model_dir) has any of them.
+bool has_weight_files(const std::string& dir);
 
 // The tensors of a model directory, as from_pretrained finds them: DIR/model.safetensors, or
 // the shards listed in DIR/model.safetensors.index.json ("weight_map": name -> shard file), or,

@@ -399,10 +399,4 @@ TorchBinFile::TorchBinFile(const std::string& path) : path_(path), map_(path) {
   }
 }
 
-const TensorView* TorchBinFile::find(std::string_view name) const {
-  for (const TensorView& t : tensors_)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-
 }  // namespace strata::io

@@ -26,7 +26,7 @@ class TorchBinFile {
 
   const std::string& path() const { return path_; }
   const std::vector<TensorView>& tensors() const { return tensors_; }  // in the state dict's order
-  const TensorView* find(std::string_view name) const;                 // nullptr if absent
+  const TensorView* find(std::string_view name) const { return find_tensor(tensors_, name); }
 
  private:
   std::string path_;

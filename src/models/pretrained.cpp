@@ -114,12 +114,7 @@ std::unique_ptr<Model<T>> load_pretrained(const std::string& dir, LoadReport* re
   return load_pretrained<T>(load_model_config(dir, task_override), dir, report, init_seed);
 }
 
-bool has_weights(const std::string& dir) {
-  for (const char* f : {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
-                        "pytorch_model.bin.index.json"})
-    if (std::filesystem::exists(std::filesystem::path(dir) / f)) return true;
-  return false;
-}
+bool has_weights(const std::string& dir) { return io::has_weight_files(dir); }
 
 template <typename T>
 void load_weights(Model<T>& model, const std::string& dir) {

@@ -42,7 +42,9 @@ nlohmann::json stateful_callbacks(const TrainerState& s) {
 std::optional<int64_t> checkpoint_step(const std::string& dir) {
   const std::string name = fs::path(dir).filename().string();
   const std::string prefix = "checkpoint-";
-  if (!name.starts_with(prefix) || name.size() == prefix.size()) return std::nullopt;
+  // 18 digits at most: every step fits int64 (a longer name is not a checkpoint of ours).
+  if (!name.starts_with(prefix) || name.size() == prefix.size() || name.size() > prefix.size() + 18)
+    return std::nullopt;
   int64_t step = 0;
   for (char c : name.substr(prefix.size())) {
     if (c < '0' || c > '9') return std::nullopt;
@@ -227,12 +229,9 @@ std::vector<std::string> list_checkpoints(const std::string& output_dir) {
   std::vector<std::pair<int64_t, std::string>> found;
   if (!fs::exists(output_dir)) return {};
   for (const auto& e : fs::directory_iterator(output_dir)) {
-    const std::string n = e.path().filename().string();
-    if (!e.is_directory() || !n.starts_with("checkpoint-")) continue;
-    const std::string digits = n.substr(11);
-    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
-    if (!fs::exists(e.path() / "trainer_state.json")) continue;
-    found.push_back({std::stoll(digits), e.path().string()});
+    const std::optional<int64_t> step = checkpoint_step(e.path().string());
+    if (!e.is_directory() || !step || !fs::exists(e.path() / "trainer_state.json")) continue;
+    found.push_back({*step, e.path().string()});
   }
   std::sort(found.begin(), found.end());
   std::vector<std::string> out;
