@@ -1,5 +1,5 @@
 #!/bin/bash
-# torch_peer.sh -- PyTorch eager peer numbers for strata's throughput benchmarks.
+# torch_peer.sh -- PyTorch peer numbers (eager, and torch.compile) for strata's throughput benchmarks.
 #
 # Times full training steps (forward in train() with HF's default dropout, loss.backward(),
 # torch AdamW step, zero_grad) of Hugging Face Transformers' own model code on CPU, in the
@@ -9,7 +9,9 @@
 #
 # Usage:
 #   bench/torch_peer.sh OUTDIR        e.g. bench/torch_peer.sh bench/results/torch
-# Env: THREADS (default 2), ONLY (see Configs). The peer capped like strata's AVX2 runs:
+# Env: THREADS (default 2), ONLY (see Configs), COMPILE (0: eager only; 1, the default: each config
+# also as <name>-compiled, the model wrapped in torch.compile with inductor's default mode, two more
+# warmup steps since the first compiles). The peer capped like strata's AVX2 runs:
 #   ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 bench/torch_peer.sh OUTDIR
 #
 # Configs (random ids, no padding, train mode, HF's default dropout 0.1):
@@ -21,7 +23,7 @@
 # ONLY=distilbert|bert|gpt2 runs that family's configs alone (default: all).
 # Writes OUTDIR/<name>.json (hf_throughput.py's JSON: per-step times, FLOP counts, versions),
 # OUTDIR/<name>.time (/usr/bin/time -v), OUTDIR/<name>.log, and OUTDIR/summary.json; prints one
-# line per config: median ms/step, samples/s, GFLOP/s (flops_brief and flops_total), peak RSS MiB.
+# line per config and mode: median ms/step, samples/s, GFLOP/s (flops_brief and flops_total), peak RSS MiB.
 # GFLOP/s use hf_throughput.py's counts: brief = 6*N_nonemb*B*T + 12*L*H*T^2*B; total adds the LM
 # head, 6*V*H*B*T (0 for seq-cls, so both agree there; GPT-2's tied head is not in N_nonemb).
 set -euo pipefail
@@ -35,9 +37,21 @@ THREADS=${THREADS:-2}
 export OMP_NUM_THREADS=$THREADS
 
 ONLY=${ONLY:-}
-run() {  # name, family, hf_throughput args...
+COMPILE=${COMPILE:-1}
+run() {  # name, family, hf_throughput args...: eager, then compiled unless COMPILE=0
   local name=$1 family=$2; shift 2
   [[ -z "$ONLY" || "$ONLY" == "$family" ]] || return 0
+  run_one "$name" "$@"
+  if [[ "$COMPILE" != 0 ]]; then
+    local args=("$@") i
+    for i in "${!args[@]}"; do  # the compiling step and recompiles count as warmup
+      [[ "${args[$i]}" == --warmup ]] && args[$((i + 1))]=$(( args[i + 1] + 2 ))
+    done
+    run_one "$name-compiled" "${args[@]}" --compile
+  fi
+}
+run_one() {  # name, hf_throughput args...
+  local name=$1; shift
   /usr/bin/time -v -o "$OUT/$name.time" "$PY" "$ORACLE/hf_throughput.py" "$@" \
       --threads "$THREADS" --json-out "$OUT/$name.json" > "$OUT/$name.log" 2>&1 \
     || { echo "$name: FAILED, see $OUT/$name.log" >&2; tail -5 "$OUT/$name.log" >&2; return 1; }
@@ -56,13 +70,13 @@ row = {"name": name, "arch": r["arch"], "task": r["task"], "size": r["size"], "m
        "gflops_per_s_total": r["gflops_per_s_total"]["median"],
        "flops_brief": r["flops"]["flops_brief"], "flops_total": r["flops"]["flops_total"],
        "peak_rss_mib": rss_kb / 1024, "torch": r["torch"], "transformers": r["transformers"],
-       "cpu_capability": r["cpu_capability"]}
+       "cpu_capability": r["cpu_capability"], "compiled": r["compiled"], "compile_s": r["compile_s"]}
 summ = os.path.join(out, "summary.json")
 rows = json.load(open(summ)) if os.path.exists(summ) else []
 rows = [x for x in rows if x["name"] != name] + [row]
 with open(summ, "w") as f:
     json.dump(rows, f, indent=1)
-print(f"{name:22s} {row['ms_per_step_median']:9.1f} ms/step (median of {row['steps']}; "
+print(f"{name:31s} {row['ms_per_step_median']:9.1f} ms/step (median of {row['steps']}; "
       f"min {row['ms_per_step_min']:.1f} max {row['ms_per_step_max']:.1f})  "
       f"{row['samples_per_s']:7.2f} samples/s  {row['tokens_per_s']:7.1f} tokens/s  {row['gflops_per_s_brief']:6.1f} GFLOP/s brief  "
       f"{row['gflops_per_s_total']:6.1f} GFLOP/s total  peak RSS {row['peak_rss_mib']:7.1f} MiB", flush=True)

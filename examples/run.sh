@@ -11,8 +11,13 @@
 #                                        one arm of a comparison
 #   examples/run.sh clm                  GPT-2 causal-LM pretraining on examples/corpus -> out/clm
 #   examples/run.sh generate [PROMPT]    continue PROMPT with out/clm
-#   examples/run.sh qa | qa_v2           extractive QA over WordNet glosses -> out/qa, out/qa_v2
+#   examples/run.sh qa                   extractive QA over WordNet glosses, fine-tuning the pretrained
+#                                        all-MiniLM-L6-v2 (fetched by scripts/fetch_pretrained.sh) -> out/qa
+#   examples/run.sh qa-random | qa_v2    the same from random init; with unanswerable questions
+#                                        -> out/qa-random, out/qa_v2
 #   examples/run.sh pos                  Brown-corpus POS tagging -> out/pos
+#   examples/run.sh spam-minilm | supersense-minilm | pos-minilm
+#                                        spam, supersense, POS fine-tuning all-MiniLM-L6-v2 -> out/*-minilm
 #
 # Anything after the name (for train jobs) goes to strata as is, e.g.
 #   examples/run.sh pos --set num_train_epochs=1
@@ -28,6 +33,9 @@ train() { echo "+ $STRATA train $*" >&2; "$STRATA" train "$@"; }
 need_mlm() {
   [[ -f out/mlm/model.safetensors ]] || { echo "run.sh: no out/mlm/model.safetensors; run 'examples/run.sh mlm' first" >&2; exit 1; }
 }
+
+# The real pretrained checkpoint the *-minilm jobs and qa start from.
+need_minilm() { scripts/fetch_pretrained.sh; }
 
 # A comparison: pretrain unless out/mlm has a model, fine-tune both arms, print the table.
 compare() {
@@ -58,7 +66,9 @@ case $name in
     prompt=${1:-"It is a truth universally acknowledged, that"}
     echo "+ $STRATA generate out/clm --prompt \"$prompt\" --max-new-tokens 60" >&2
     "$STRATA" generate out/clm --prompt "$prompt" --max-new-tokens 60 ;;
-  qa) train examples/qa/qa.yaml "$@" ;;
+  qa) need_minilm; train examples/qa/qa.yaml "$@" ;;
+  qa-random) train examples/qa/qa_random.yaml "$@" ;;
+  spam-minilm | supersense-minilm | pos-minilm) need_minilm; train examples/${name%-*}/minilm.yaml "$@" ;;
   qa_v2) train examples/qa/qa_v2.yaml "$@" ;;
   pos) train examples/pos/pos.yaml "$@" ;;
   *)
