@@ -12,7 +12,8 @@
 # The PyTorch side runs in the benchmark environment (scripts/install_bench_deps.sh).
 # Env: ISA=avx2 caps both sides at AVX2 (strata: STRATA_MAX_CPU_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2;
 # PyTorch: ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2; default:
-# the machine's own ISA); COMPILE=0 leaves torch.compile out;
+# the machine's own ISA); COMPILE=0 leaves torch.compile out; TABLE_ONLY=1 runs nothing and
+# prints the table of what an earlier run left in OUTDIR;
 # ONLY=distilbert|bert|gpt2 runs that family's rows alone (default: all); LLMC=an llm.c
 # checkout (work tree or git dir) adds llm.c to the GPT-2 rows; THREADS (2); STEPS (strata's
 # timed steps, 5).
@@ -29,6 +30,7 @@ case "${ISA:-native}" in
   *) echo "compare_torch.sh: ISA must be avx2 or native, not '$ISA'" >&2; exit 2 ;;
 esac
 echo "ISA: ${ISA:-native}; $(grep -m1 'model name' /proc/cpuinfo); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [[ -z "${TABLE_ONLY:-}" ]]; then
 echo "== strata (bench_train_step, $THREADS threads)"
 "$BUILD/bench/bench_train_step" --threads "$THREADS" --steps "${STEPS:-5}" ${ONLY:+--only "$ONLY"} \
     --json "$OUT/strata/train_step.json"
@@ -38,6 +40,7 @@ rm -rf "$OUT/llmc"
 if [[ -n "${LLMC:-}" && ( -z "$ONLY" || "$ONLY" == gpt2 ) ]]; then
   echo "== llm.c train_gpt2.c ($THREADS threads)"
   SHAPES="4x256 4x64" "$HERE/llmc_peer.sh" "$LLMC" "$OUT/llmc"
+fi
 fi
 /usr/bin/python3 - "$OUT" "${ISA:-native}" <<'PYEOF'
 import json, os, re, sys
@@ -68,6 +71,9 @@ print(f"{'config':20s} {'strata':>7s} {'eager':>7s} {'compiled':>8s} {'speedup':
       f"{'llm.c ms':>8s} {'x llm.c':>7s}")
 for c in s["configs"]:
     eager, comp = peer(pairs[c["name"]]), peer(pairs[c["name"]] + "-compiled")
+    if not eager:
+        print(f"{c['name']:20s} no PyTorch result")
+        continue
     sm = c["ms_per_step"]["median"]
     em = eager["ms_per_step"]["median"]
     cm = comp["ms_per_step"]["median"] if comp else None

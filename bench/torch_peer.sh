@@ -47,7 +47,8 @@ run() {  # name, family, hf_throughput args...: eager, then compiled unless COMP
     for i in "${!args[@]}"; do  # the compiling step and recompiles count as warmup
       [[ "${args[$i]}" == --warmup ]] && args[$((i + 1))]=$(( args[i + 1] + 2 ))
     done
-    run_one "$name-compiled" "${args[@]}" --compile
+    # a compile failure is PyTorch's (docs/benchmarks.md has the one seen); the eager row stands
+    run_one "$name-compiled" "${args[@]}" --compile || echo "$name-compiled: left out" >&2
   fi
 }
 run_one() {  # name, hf_throughput args...
