@@ -35,9 +35,12 @@ import os
 import platform
 import re
 import resource
-import string
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "hf"))
+import hf_common  # noqa: E402
+from squad_metric import squad_v1  # noqa: E402
 
 
 def read_job(path):
@@ -74,28 +77,6 @@ def read_rows(path):
         if ".csv" in path:
             return list(csv.DictReader(f))
         return [json.loads(line) for line in f if line.strip()]
-
-
-# ---- SQuAD v1 metric (the official script's normalisation)
-def normalize_answer(s):
-    s = s.lower()
-    s = "".join(ch for ch in s if ch not in set(string.punctuation))
-    s = re.sub(r"\b(a|an|the)\b", " ", s)
-    return " ".join(s.split())
-
-
-def squad_scores(prediction, golds):
-    def f1(pred, gold):
-        p, g = normalize_answer(pred).split(), normalize_answer(gold).split()
-        common = collections.Counter(p) & collections.Counter(g)
-        same = sum(common.values())
-        if same == 0:
-            return 0.0
-        prec, rec = same / len(p), same / len(g)
-        return 2 * prec * rec / (prec + rec)
-
-    em = max(float(normalize_answer(prediction) == normalize_answer(g)) for g in golds)
-    return em, max(f1(prediction, g) for g in golds)
 
 
 def main():
@@ -141,15 +122,11 @@ def main():
         if int(job.get(key, -1)) > 0:
             raw[split] = raw[split][:int(job[key])]
 
-    class Rows(torch.utils.data.Dataset):
-        def __init__(self, rows):
-            self.rows = rows
+    Rows = hf_common.rows_dataset
 
-        def __len__(self):
-            return len(self.rows)
-
-        def __getitem__(self, i):
-            return self.rows[i]
+    def inputs(enc, i, **more):  # row i of a batch encoding as one feature
+        return {"input_ids": enc["input_ids"][i], "token_type_ids": enc["token_type_ids"][i],
+                "attention_mask": enc["attention_mask"][i], **more}
 
     t_tok = time.time()
     if a.task in ("spam", "supersense"):
@@ -165,9 +142,7 @@ def main():
 
         def encode(rows):
             enc = tok([r[text_col] for r in rows], truncation=True, max_length=max_len)
-            return [{"input_ids": enc["input_ids"][i], "token_type_ids": enc["token_type_ids"][i],
-                     "attention_mask": enc["attention_mask"][i], "labels": label2id[r[label_col]]}
-                    for i, r in enumerate(rows)]
+            return [inputs(enc, i, labels=label2id[r[label_col]]) for i, r in enumerate(rows)]
 
         data = {k: Rows(encode(v)) for k, v in raw.items()}
         model = AutoModelForSequenceClassification.from_pretrained(
@@ -200,8 +175,7 @@ def main():
                 for w in enc.word_ids(i):
                     labels.append(-100 if w is None or w == prev else label2id[r["tags"][w]])
                     prev = w
-                feats.append({"input_ids": enc["input_ids"][i], "token_type_ids": enc["token_type_ids"][i],
-                              "attention_mask": enc["attention_mask"][i], "labels": labels})
+                feats.append(inputs(enc, i, labels=labels))
             return feats
 
         data = {k: Rows(encode(v)) for k, v in raw.items()}
@@ -244,19 +218,16 @@ def main():
                         # the last token starting at or before the answer, the first ending at or after it
                         start = [t for t in ctx if offsets[t][0] <= a0][-1]
                         end = next(t for t in ctx if offsets[t][1] >= a1)
-                feats.append({"input_ids": ids, "token_type_ids": enc["token_type_ids"][i],
-                              "attention_mask": enc["attention_mask"][i],
-                              "start_positions": start, "end_positions": end})
+                feats.append(inputs(enc, i, start_positions=start, end_positions=end))
             # run_qa keeps the first max_train_samples windows of the first max_train_samples examples
             return feats[:n_train] if n_train > 0 else feats
 
         def eval_features(rows):
             enc = windows(rows)
             feats, meta = [], []
-            for i, ids in enumerate(enc["input_ids"]):
+            for i in range(len(enc["input_ids"])):
                 seq = enc.sequence_ids(i)
-                feats.append({"input_ids": ids, "token_type_ids": enc["token_type_ids"][i],
-                              "attention_mask": enc["attention_mask"][i]})
+                feats.append(inputs(enc, i))
                 meta.append((enc["overflow_to_sample_mapping"][i],
                              [o if s == 1 else None for o, s in zip(enc["offset_mapping"][i], seq)]))
             return feats, meta
@@ -275,7 +246,7 @@ def main():
             by_example = collections.defaultdict(list)
             for f, (ex, offsets) in enumerate(evals[split][1]):
                 by_example[ex].append(f)
-            em_sum = f1_sum = 0.0
+            preds = {}
             for ex, r in enumerate(raw[split]):
                 best, best_text = None, ""
                 for f in by_example[ex]:
@@ -289,11 +260,9 @@ def main():
                             score = s_log[s] + e_log[e]
                             if best is None or score > best:
                                 best, best_text = score, r["context"][offsets[s][0]:offsets[e][1]]
-                em, f1 = squad_scores(best_text, r["answers"]["text"])
-                em_sum, f1_sum = em_sum + em, f1_sum + f1
-            n = len(raw[split])
-            return {"exact_match": 100 * em_sum / n, "f1": 100 * f1_sum / n, "examples": n,
-                    "features": len(data[split]), "runtime": time.time() - t0}
+                preds[r["id"]] = best_text
+            scores = squad_v1(preds, [{"id": r["id"], "answers": r["answers"]["text"]} for r in raw[split]])
+            return {**scores, "examples": len(raw[split]), "features": len(data[split]), "runtime": time.time() - t0}
     tokenize_s = time.time() - t_tok
 
     transformers.set_seed(a.seed)  # the new head's initialisation, as strata's seed does its own
