@@ -111,6 +111,9 @@ def main():
                               DataCollatorWithPadding, Trainer, TrainingArguments)
     transformers.logging.set_verbosity_warning()
 
+    # before the model is made, as run_glue / run_qa / run_ner do: the seed draws the new head's
+    # initialisation too (the Trainer seeds again for shuffling and dropout)
+    transformers.set_seed(a.seed)
     tok = AutoTokenizer.from_pretrained(model_dir)
     max_len = int(job.get("max_seq_length", 128))
     splits = {"train": job["train_file"], "validation": job["validation_file"], "test": job["test_file"]}
@@ -123,6 +126,12 @@ def main():
             raw[split] = raw[split][:int(job[key])]
 
     Rows = hf_common.rows_dataset
+
+    def labelled(auto_class, id2label, collator_class, encode):
+        """The checkpoint with a new head for id2label's classes, the encoded splits, the collator."""
+        model = auto_class.from_pretrained(model_dir, num_labels=len(id2label), id2label=id2label,
+                                           label2id={v: k for k, v in id2label.items()})
+        return model, {k: Rows(encode(v)) for k, v in raw.items()}, collator_class(tok)
 
     def inputs(enc, i, **more):  # row i of a batch encoding as one feature
         return {"input_ids": enc["input_ids"][i], "token_type_ids": enc["token_type_ids"][i],
@@ -144,10 +153,7 @@ def main():
             enc = tok([r[text_col] for r in rows], truncation=True, max_length=max_len)
             return [inputs(enc, i, labels=label2id[r[label_col]]) for i, r in enumerate(rows)]
 
-        data = {k: Rows(encode(v)) for k, v in raw.items()}
-        model = AutoModelForSequenceClassification.from_pretrained(
-            model_dir, num_labels=len(id2label), id2label=id2label, label2id=label2id)
-        collator = DataCollatorWithPadding(tok)
+        model, data, collator = labelled(AutoModelForSequenceClassification, id2label, DataCollatorWithPadding, encode)
 
         def compute_metrics(p):
             pred = np.argmax(p.predictions, axis=-1)
@@ -178,10 +184,8 @@ def main():
                 feats.append(inputs(enc, i, labels=labels))
             return feats
 
-        data = {k: Rows(encode(v)) for k, v in raw.items()}
-        model = AutoModelForTokenClassification.from_pretrained(
-            model_dir, num_labels=len(id2label), id2label=id2label, label2id=label2id)
-        collator = DataCollatorForTokenClassification(tok)
+        model, data, collator = labelled(AutoModelForTokenClassification, id2label,
+                                         DataCollatorForTokenClassification, encode)
 
         def compute_metrics(p):
             pred = np.argmax(p.predictions, axis=-1)
@@ -265,7 +269,6 @@ def main():
             return {**scores, "examples": len(raw[split]), "features": len(data[split]), "runtime": time.time() - t0}
     tokenize_s = time.time() - t_tok
 
-    transformers.set_seed(a.seed)  # the new head's initialisation, as strata's seed does its own
     args = TrainingArguments(
         output_dir=os.path.join(out, "run"),
         num_train_epochs=float(job.get("num_train_epochs", 3)), max_steps=int(job.get("max_steps", -1)),

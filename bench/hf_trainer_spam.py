@@ -46,6 +46,9 @@ import time
 
 import psutil
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "hf"))
+import hf_common  # noqa: E402
+
 PROC_START = psutil.Process().create_time()  # wall clock (epoch seconds) of the process's start
 T_SCRIPT = time.time()
 
@@ -112,17 +115,7 @@ def main():
           f"({type(tok).__name__}, lower-case {tok.do_lower_case}); rows at {a.max_seq_length} tokens: {n_trunc}",
           flush=True)
 
-    class ListDataset(torch.utils.data.Dataset):
-        def __init__(self, rows):
-            self.rows = rows
-
-        def __len__(self):
-            return len(self.rows)
-
-        def __getitem__(self, i):
-            return self.rows[i]
-
-    train_ds, val_ds, test_ds = (ListDataset(splits[k]) for k in ("train", "validation", "test"))
+    train_ds, val_ds, test_ds = (hf_common.rows_dataset(splits[k]) for k in ("train", "validation", "test"))
 
     # ---- model: random init from config.json under the seed (as Trainer's model_init would)
     transformers.set_seed(a.seed)
