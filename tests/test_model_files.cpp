@@ -85,8 +85,6 @@ TEST(ModelFiles, ShardSizesTakeHfUnits) {
 
 }  // namespace
 
-// Python's repr of a float, which json.dumps writes: nlohmann's Grisu2 gave 0.6934298656894889
-// for the first (the same double; HF re-saving trainer_state.json wrote the shorter text).
 // A sentence-transformers export: modules.json names the folder of its Transformer module.
 TEST(ModelFiles, SentenceTransformersLayoutsLeadToTheHfModel) {
   const test::ScratchDir dir;
@@ -110,6 +108,8 @@ TEST(ModelFiles, SentenceTransformersLayoutsLeadToTheHfModel) {
   test::expect_error([&] { hf_model_dir(root); }, {root + "/modules.json", "no sentence_transformers.models.Transformer"});
 }
 
+// Python's repr of a float, which json.dumps writes: nlohmann's Grisu2 gave 0.6934298656894889
+// for the first (the same double; HF re-saving trainer_state.json wrote the shorter text).
 TEST(PythonJson, FloatsAsPythonReprWritesThem) {
   const std::pair<double, const char*> cases[] = {
       {0.693429865689489, "0.693429865689489"}, {2.0, "2.0"}, {0.0, "0.0"}, {-0.0, "-0.0"}, {-0.5, "-0.5"},

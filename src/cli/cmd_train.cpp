@@ -23,6 +23,7 @@
 #include "io/file_fingerprint.h"
 #include "io/files.h"
 #include "io/python_json.h"
+#include "io/safetensors.h"
 #include "kernels/gemm_threading.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
@@ -139,7 +140,7 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& world, dis
   if (tokenizer.vocab_size() > static_cast<size_t>(cfg.vocab_size))
     fail(a.tokenizer_name, ": the tokenizer has ", tokenizer.vocab_size(), " tokens but ", a.model_name_or_path,
          "/config.json has vocab_size ", cfg.vocab_size);
-  if (has_weights(a.model_name_or_path)) {
+  if (io::has_weight_files(a.model_name_or_path)) {
     LoadReport report;
     job.model = load_pretrained<float>(cfg, a.model_name_or_path, &report, static_cast<uint64_t>(a.seed));
     print_load_report(report, a.model_name_or_path);
@@ -270,7 +271,7 @@ void write_model_card(const TrainingArguments& a, Trainer& trainer, const data::
   ModelCardInfo info;
   info.model_name = fs::path(a.output_dir).lexically_normal().filename().string();
   if (info.model_name.empty()) info.model_name = fs::path(a.output_dir).lexically_normal().parent_path().filename().string();
-  if (has_weights(a.model_name_or_path)) info.finetuned_from = a.model_name_or_path;
+  if (io::has_weight_files(a.model_name_or_path)) info.finetuned_from = a.model_name_or_path;
   info.task_tag = task_tag(trainer.model().config().task);
   if (!a.task_name.empty() && trainer.model().config().task == Task::SequenceClassification) {  // run_glue's kwargs
     info.dataset_tag = "glue";

@@ -114,8 +114,6 @@ std::unique_ptr<Model<T>> load_pretrained(const std::string& dir, LoadReport* re
   return load_pretrained<T>(load_model_config(dir, task_override), dir, report, init_seed);
 }
 
-bool has_weights(const std::string& dir) { return io::has_weight_files(dir); }
-
 template <typename T>
 void load_weights(Model<T>& model, const std::string& dir) {
   const LoadReport rep = fill_from_checkpoint(model, dir, 0);

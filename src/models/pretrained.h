@@ -30,9 +30,6 @@ template <typename T>
 std::unique_ptr<Model<T>> load_pretrained(const ModelConfig& cfg, const std::string& dir,
                                                  LoadReport* report = nullptr, uint64_t init_seed = 42);
 
-// Whether DIR holds weights (model.safetensors or a sharded index), not only a config.
-bool has_weights(const std::string& dir);
-
 // Loads DIR's weights into an existing model (resume, best model at end). Every parameter must
 // be there with its shape, and nothing else: anything else is a checkpoint of another model.
 template <typename T>
