@@ -44,20 +44,19 @@ echo "finetune_vs_hf_trainer: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 for task in $TASKS; do
   job=$(job_of "$task")
   var=SET_$task
-  sets=(${!var:-})
+  sets=()
+  for kv in ${!var:-}; do sets+=(--set "$kv"); done
   for seed in $SEEDS; do
     for side in $SIDES; do
       dir=$OUT/$task/$side-$seed
       rm -rf "$dir"
       mkdir -p "$dir"
       if [[ $side == strata ]]; then
-        args=(train "$job" --set "seed=$seed" --set "output_dir=$dir/run" --set "num_threads=$THREADS")
-        for kv in "${sets[@]}"; do args+=(--set "$kv"); done
-        cmd=("$STRATA" "${args[@]}")
+        cmd=("$STRATA" train "$job" --set "seed=$seed" --set "output_dir=$dir/run" --set "num_threads=$THREADS"
+             "${sets[@]}")
       else
-        args=(--task "$task" --job "$job" --seed "$seed" --out "$dir" --threads "$THREADS")
-        for kv in "${sets[@]}"; do args+=(--set "$kv"); done
-        cmd=("$PY" "$HERE/hf_trainer_finetune.py" "${args[@]}")
+        cmd=("$PY" "$HERE/hf_trainer_finetune.py" --task "$task" --job "$job" --seed "$seed" --out "$dir"
+             --threads "$THREADS" "${sets[@]}")
       fi
       start=$(date +%s.%N)
       /usr/bin/time -v -o "$dir/time.txt" "${cmd[@]}" > "$dir/log.txt" 2>&1 \

@@ -139,15 +139,13 @@ def main():
 
     t_tok = time.time()
     if a.task in ("spam", "supersense"):
-        labels_raw = [r[job.get("label_column", "label")] for r in full_train]
-        ints = all(re.fullmatch(r"-?\d+", x) for x in labels_raw)
-        names = sorted(set(labels_raw), key=int) if ints else sorted(set(labels_raw))
-        if ints:
+        text_col, label_col = job.get("text_column", "text"), job.get("label_column", "label")
+        labels_raw = [r[label_col] for r in full_train]
+        if all(re.fullmatch(r"-?\d+", x) for x in labels_raw):  # integers are the class ids themselves
             id2label = {i: str(i) for i in range(max(int(x) for x in labels_raw) + 1)}
         else:
-            id2label = dict(enumerate(names))
+            id2label = dict(enumerate(sorted(set(labels_raw))))
         label2id = {v: k for k, v in id2label.items()}
-        text_col, label_col = job.get("text_column", "text"), job.get("label_column", "label")
 
         def encode(rows):
             enc = tok([r[text_col] for r in rows], truncation=True, max_length=max_len)
@@ -248,7 +246,7 @@ def main():
             pred = trainer.predict(data[split], metric_key_prefix=split)
             starts, ends = pred.predictions
             by_example = collections.defaultdict(list)
-            for f, (ex, offsets) in enumerate(evals[split][1]):
+            for f, (ex, _) in enumerate(evals[split][1]):
                 by_example[ex].append(f)
             preds = {}
             for ex, r in enumerate(raw[split]):
@@ -257,8 +255,9 @@ def main():
                     offsets = evals[split][1][f][1]
                     n = len(offsets)
                     s_log, e_log = starts[f][:n], ends[f][:n]
+                    best_ends = np.argsort(e_log)[::-1][:n_best]
                     for s in np.argsort(s_log)[::-1][:n_best]:
-                        for e in np.argsort(e_log)[::-1][:n_best]:
+                        for e in best_ends:
                             if offsets[s] is None or offsets[e] is None or e < s or e - s + 1 > max_answer:
                                 continue
                             score = s_log[s] + e_log[e]
