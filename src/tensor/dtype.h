@@ -1,6 +1,7 @@
 // Element types strata reads and writes. Compute is fp32 (fp64 in gradient checks);
 // F16/BF16 are accepted on load and converted.
 #pragma once
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -17,8 +18,13 @@ std::optional<DType> dtype_from_name(std::string_view name);
 
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
-float bf16_to_float(uint16_t b);
-uint16_t float_to_bf16(float f);  // round to nearest even
+// Inline: mixed precision converts every product's operands with them (kernels/matmul_precision.h).
+inline float bf16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+inline uint16_t float_to_bf16(float f) {  // round to nearest even; a nan stays a (quiet) nan
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  const uint16_t rounded = static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+  return (x & 0x7fffffffu) > 0x7f800000u ? static_cast<uint16_t>((x >> 16) | 0x40u) : rounded;
+}
 
 template <typename T> constexpr DType dtype_of();
 template <> constexpr DType dtype_of<float>() { return DType::F32; }
