@@ -82,12 +82,19 @@ nlohmann::json TrainerState::hf_json() const {
 }
 
 nlohmann::json TrainerState::resume_json() const {
-  return {{"data_position", {{"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}}},
-          {"global_batch_size", global_batch_size},
-          {"seed", seed},
-          {"data_seed", data_seed},
-          {"early_stopping_patience_counter", early_stopping_counter},
-          {"running_loss", {{"since_log", loss_since_log}, {"steps_since_log", steps_since_log}, {"total", loss_total}}}};
+  nlohmann::json j = {
+      {"data_position", {{"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}}},
+      {"global_batch_size", global_batch_size},
+      {"seed", seed},
+      {"data_seed", data_seed},
+      {"early_stopping_patience_counter", early_stopping_counter},
+      {"running_loss", {{"since_log", loss_since_log}, {"steps_since_log", steps_since_log}, {"total", loss_total}}}};
+  // GradScaler's state_dict names.
+  if (loss_scaler)
+    j["loss_scaler"] = {{"scale", loss_scaler->scale},
+                        {"_growth_tracker", loss_scaler->growth_tracker},
+                        {"skipped_steps", loss_scaler->skipped_steps}};
+  return j;
 }
 
 TrainerState TrainerState::from_json(const nlohmann::json& hf, const nlohmann::json& resume, const std::string& src) {
@@ -121,6 +128,11 @@ TrainerState TrainerState::from_json(const nlohmann::json& hf, const nlohmann::j
     s.seed = resume.at("seed").get<uint64_t>();
     s.data_seed = resume.value("data_seed", s.seed);  // before data_seed, the data order followed seed
     s.early_stopping_counter = resume.at("early_stopping_patience_counter").get<int>();
+    if (resume.contains("loss_scaler")) {
+      const nlohmann::json& l = resume.at("loss_scaler");
+      s.loss_scaler = LossScalerState{l.at("scale").get<double>(), l.at("_growth_tracker").get<int64_t>(),
+                                      l.at("skipped_steps").get<int64_t>()};
+    }
     s.loss_since_log = resume.at("running_loss").at("since_log").get<double>();
     s.steps_since_log = resume.at("running_loss").at("steps_since_log").get<int64_t>();
     s.loss_total = resume.at("running_loss").at("total").get<double>();

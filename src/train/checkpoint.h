@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/model.h"
+#include "train/loss_scaler.h"
 #include "train/optimizer.h"
 
 namespace strata {
@@ -58,6 +59,9 @@ struct TrainerState {
   // Running sums behind the logged training loss, kept so a resumed run logs the same values.
   double loss_since_log = 0, loss_total = 0;
   int64_t steps_since_log = 0;
+  // fp16's loss scale, its clean-step count and the steps skipped (train/loss_scaler.h); unset
+  // when the run trained without loss scaling.
+  std::optional<LossScalerState> loss_scaler;
 
   nlohmann::json hf_json() const;      // trainer_state.json
   nlohmann::json resume_json() const;  // strata_state.json

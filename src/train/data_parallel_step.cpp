@@ -83,7 +83,7 @@ std::vector<std::pair<size_t, size_t>> DataParallelStep::replicated_runs() const
   return runs;
 }
 
-double DataParallelStep::clip(double max_norm, dist::Communicator* stages) {
+double DataParallelStep::clip(double max_norm, dist::Communicator* stages, double loss_scale) {
   float* g = model_.grads().data() + owned_begin();
   const size_t n = owned_end() - owned_begin();
   // sq[0]: every parameter's squares but (tensor parallel) the replicated ones, in sq[1].
@@ -105,11 +105,11 @@ double DataParallelStep::clip(double max_norm, dist::Communicator* stages) {
   if (sharded()) comm_->all_reduce_sum(sq, 2, "gradient norm");
   if (stages && stages->size() > 1) stages->all_reduce_sum(sq, 2, "gradient norm over stages");
   if (tensor_) tensor_->all_reduce_sum(sq, 1, "gradient norm over tensor-parallel slices");
-  const double norm = std::sqrt(sq[0] + sq[1]);
-  if (max_norm > 0) {
-    const double coef = max_norm / (norm + 1e-6);
-    if (coef < 1) kernels::scale(g, n, static_cast<float>(coef));
-  }
+  const double norm = std::sqrt(sq[0] + sq[1]) / loss_scale;
+  if (!std::isfinite(norm)) return norm;
+  const double clip_coef = max_norm > 0 ? max_norm / (norm + 1e-6) : 1.0;
+  const double coef = std::min(clip_coef, 1.0) / loss_scale;
+  if (coef != 1) kernels::scale(g, n, static_cast<float>(coef));
   return norm;
 }
 

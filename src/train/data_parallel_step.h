@@ -60,7 +60,10 @@ class DataParallelStep {
   // norm before clipping. `stages`: the pipeline group, whose windows the norm also covers.
   // Under tensor parallelism the split parameters' squares are summed over the group and the
   // replicated ones (the same gradient on every rank, by construction) counted once.
-  double clip(double max_norm, dist::Communicator* stages = nullptr);
+  // `loss_scale`: the gradients are that many times the true ones (fp16's loss scaling); they are
+  // divided by it in the same pass as the clipping, and the norm returned is the true one. A
+  // norm that is not finite (an overflow) is returned as is, the gradients untouched.
+  double clip(double max_norm, dist::Communicator* stages = nullptr, double loss_scale = 1);
   // The optimizer step over the owned slice, then (sharded) the all-gather of the parameters.
   void update(Optimizer<float>& opt, double lr);
 

@@ -8,10 +8,6 @@ namespace {
 
 using Kind = HfOtherArg::Kind;
 
-constexpr const char* kNoHalf =
-    "strata's CPU backend trains in fp32 only: this backend has no fp16 / bf16 kernels yet. Set it to false "
-    "(the run is then fp32)";
-
 // Sorted by where HF declares them: TrainingArguments, then the example scripts' arguments.
 constexpr HfOtherArg kArgs[] = {
     // TrainingArguments: the Hub
@@ -32,13 +28,7 @@ constexpr HfOtherArg kArgs[] = {
     {"use_ipex", Kind::Ignored, "", nullptr},
     {"jit_mode_eval", Kind::Ignored, "", nullptr},
     {"tf32", Kind::Ignored, "", nullptr},
-    {"fp16", Kind::Refused, "", kNoHalf},
-    {"bf16", Kind::Refused, "", kNoHalf},
-    {"fp16_full_eval", Kind::Refused, "", kNoHalf},
-    {"bf16_full_eval", Kind::Refused, "", kNoHalf},
     {"fp16_opt_level", Kind::Ignored, "O1", nullptr},
-    {"fp16_backend", Kind::Ignored, "auto", nullptr},
-    {"half_precision_backend", Kind::Ignored, "auto", nullptr},
     {"torch_compile", Kind::Ignored, "", nullptr},
     {"torch_compile_backend", Kind::Ignored, "", nullptr},
     {"torch_compile_mode", Kind::Ignored, "", nullptr},

@@ -82,6 +82,8 @@ void wait_for_stop_request(const SignalFlag& stop_request, int64_t step, bool sa
 Trainer::Trainer(TrainingArguments args, std::unique_ptr<Model<float>> model, std::string tokenizer_dir,
                  TrainerGroups groups)
     : args_(std::move(args)),
+      precision_(mixed_precision(args_)),
+      scaler_(precision_.loss_scaling(), args_.fp16_init_scale, args_.fp16_growth_interval),
       world_(group_or_null(groups.world)),
       comm_(group_or_null(groups.data)),
       pipeline_(group_or_null(groups.pipeline)),
@@ -160,6 +162,9 @@ void Trainer::resume_from(const std::string& dir) {
   load_weights(*model_, dir);
   pipe_->release_other_stages();
   state_ = load_checkpoint_state(dir, *model_, *optimizer_);
+  // A checkpoint of an fp16 run carries its loss scale; one from a bf16 or fp32 run starts
+  // fp16 at the initial scale (its skipped steps still count).
+  if (scaler_.enabled() && state_.loss_scaler) scaler_.restore(*state_.loss_scaler);
   const uint64_t data_seed = static_cast<uint64_t>(args_.data_seed >= 0 ? args_.data_seed : args_.seed);
   if (state_.seed != static_cast<uint64_t>(args_.seed) || state_.data_seed != data_seed)
     fail(dir, ": the checkpoint was trained with seed ", state_.seed, " and data_seed ", state_.data_seed,
@@ -229,6 +234,8 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
                        " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
+  if (is_main_process() && precision_.any()) progress_message(cat("mixed precision: ", precision_.describe()));
+  const MatmulPrecisionScope products(precision_.train, precision_.path);
   kernels::warm_up_gemm();  // the library's generated code is held before training, not planned
   held_before_training_ = memory_outside_plan();
   check_memory_fits(eval_data ? EvalShape{a.per_device_eval_batch_size, a.sequence_length()} : EvalShape{});
@@ -262,6 +269,9 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     double local_norm = 0;
     for (int i = 0; i < n; ++i) local_norm += label_count(model_->config(), accumulated[i]);
     const double norm = all_sum(local_norm, "global label count");
+    // fp16: the loss's gradient is seeded scale times larger (the loss normalised by norm /
+    // scale), and the loss divided back; both exact, the scale being a power of two.
+    const double loss_scale = scaler_.scale();
 
     dp_->zero_grads();
     pipe_->zero_borrowed_grads();
@@ -274,7 +284,8 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     auto dropout = [&](int k) { return nn::DropoutCtx{true, dropout_seed(rank_seed, step, k)}; };
     int64_t step_tokens = 0;
     for (int i = 0; i < n; ++i) {
-      loss += pipe_->run(accumulated[i], i * a.microbatches, n * a.microbatches, norm, dropout, *dp_);
+      loss += pipe_->run(accumulated[i], i * a.microbatches, n * a.microbatches, norm / loss_scale, dropout, *dp_) /
+              loss_scale;
       step_tokens += static_cast<int64_t>(accumulated[i].B) * accumulated[i].T;
     }
     tokens += step_tokens;
@@ -285,16 +296,26 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     loss = sums[0];
     state_.num_input_tokens_seen += static_cast<int64_t>(sums[1]);
     state_.total_flos += 6.0 * sums[1] * static_cast<double>(model_->non_embedding_parameters());
-    if (!std::isfinite(loss)) {
+    // fp16: an overflow shows as an inf / nan loss or gradient norm; the step is skipped and the
+    // scale backs off (train/loss_scaler.h). Elsewhere a non-finite loss ends the run.
+    const double grad_norm = dp_->clip(a.max_grad_norm, pipeline_, loss_scale);
+    const bool finite = std::isfinite(loss) && std::isfinite(grad_norm);
+    if (!finite && !scaler_.enabled()) {
       const auto saved = list_checkpoints(a.output_dir);
-      fail("step ", state_.global_step + 1, ": the training loss is ", loss, "; stopping. ",
+      fail("step ", state_.global_step + 1, ": the training loss is ", loss, " and the gradient norm ", grad_norm,
+           "; stopping. ",
            saved.empty() ? std::string("No checkpoint was saved yet.")
                          : "The last good checkpoint is " + saved.back() + " (resume_from_checkpoint: latest).");
     }
-    const double grad_norm = dp_->clip(a.max_grad_norm, pipeline_);
-    const double lr = sched.lr_at(state_.global_step);
-    dp_->update(*optimizer_, lr);
-    pipe_->refresh_borrowed_parameters();
+    if (scaler_.step_ok(finite)) {
+      // As accelerate: a skipped step does not advance the learning-rate schedule.
+      dp_->update(*optimizer_, sched.lr_at(state_.global_step - scaler_.state().skipped_steps));
+      pipe_->refresh_borrowed_parameters();
+    } else if (!std::isfinite(loss)) {
+      // HF's logging_nan_inf_filter: a non-finite step loss counts as the mean since the last log.
+      loss = state_.steps_since_log > 0 ? state_.loss_since_log / state_.steps_since_log : 0.0;
+    }
+    if (scaler_.enabled()) state_.loss_scaler = scaler_.state();
 
     ++state_.global_step;
     state_.batch_in_epoch += n;
@@ -310,9 +331,14 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                          (a.logging_first_step && state_.global_step == 1) || state_.global_step == max_steps;
     if (log_now && a.logging_strategy != "no") {
       // As HF logs it: the scheduler has stepped, so this is the rate of the next update.
-      log({{"loss", round_sig(state_.loss_since_log / state_.steps_since_log)},
-           {"grad_norm", round_sig(grad_norm)},
-           {"learning_rate", sched.lr_at(state_.global_step)}});
+      nlohmann::json entry = {{"loss", round_sig(state_.loss_since_log / state_.steps_since_log)},
+                              {"grad_norm", std::isfinite(grad_norm) ? nlohmann::json(round_sig(grad_norm)) : nullptr},
+                              {"learning_rate", sched.lr_at(state_.global_step - scaler_.state().skipped_steps)}};
+      if (scaler_.enabled()) {
+        entry["loss_scale"] = scaler_.scale();
+        entry["skipped_steps"] = scaler_.state().skipped_steps;
+      }
+      log(std::move(entry));
       state_.loss_since_log = 0;
       state_.steps_since_log = 0;
     }
@@ -547,6 +573,7 @@ nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix, c
 }
 
 Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefix, const EvalTask* task) {
+  const MatmulPrecisionScope products(precision_.eval, precision_.path);
   if (!task) {
     if (!default_task_) default_task_ = default_eval_task(model_->config(), args_.predict_output_format, args_.task_name);
     task = default_task_.get();

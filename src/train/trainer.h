@@ -19,7 +19,9 @@
 #include "train/data_parallel_step.h"
 #include "train/eval_task.h"
 #include "train/log_reporters.h"
+#include "train/loss_scaler.h"
 #include "train/memory_plan.h"
+#include "train/mixed_precision.h"
 #include "train/optimizer.h"
 #include "train/pipeline_stages.h"
 #include "train/pipeline_step.h"
@@ -124,6 +126,8 @@ class Trainer {
   double all_sum(double v, const char* what);
 
   TrainingArguments args_;
+  MixedPrecision precision_;  // the products' precision in training and evaluation
+  LossScaler scaler_;         // fp16's dynamic loss scale (disabled otherwise)
   dist::Communicator* world_;     // null: one process
   dist::Communicator* comm_;      // the data-parallel group; null: one replica
   dist::Communicator* pipeline_;  // null: one stage

@@ -61,6 +61,8 @@ const Field kFields[] = {
     F(config_name), F(text_column_delimiter), F(max_train_samples), F(max_eval_samples), F(max_predict_samples),
     F(task_name), F(do_regression), F(data_seed), F(eval_delay), F(ignore_data_skip), F(run_name), F(logging_dir),
     F(report_to), F(include_num_input_tokens_seen), F(full_determinism),
+    F(bf16), F(fp16), F(bf16_full_eval), F(fp16_full_eval), F(half_precision_backend), F(fp16_init_scale),
+    F(fp16_growth_interval),
 };
 #undef F
 
@@ -78,7 +80,8 @@ constexpr Alias kAliases[] = {{"evaluation_strategy", "eval_strategy"},
                                {"label_column_name", "label_column"},
                                {"question_column_name", "question_column"},
                                {"context_column_name", "context_column"},
-                               {"answer_column_name", "answer_column"}};
+                               {"answer_column_name", "answer_column"},
+                               {"fp16_backend", "half_precision_backend"}};  // deprecated in HF 4.x
 
 std::vector<std::string> field_names() {
   std::vector<std::string> names;
@@ -237,6 +240,18 @@ void validate(TrainingArguments& a, const std::string& src) {
   check_one_of(a.logging_strategy, "logging_strategy", {"no", "steps", "epoch"}, src);
   check_one_of(a.predict_output_format, "predict_output_format", {"txt", "csv", "jsonl"}, src);
   if (!a.greater_is_better.empty()) check_one_of(a.greater_is_better, "greater_is_better", {"true", "false"}, src);
+  if (a.bf16 && a.fp16) fail(src, ": bf16 and fp16 are both true; set one (HF: at most one of fp16 and bf16)");
+  if (a.bf16_full_eval && a.fp16_full_eval) fail(src, ": bf16_full_eval and fp16_full_eval are both true; set one");
+  if (a.half_precision_backend == "apex")
+    fail(src, ": half_precision_backend: apex is NVIDIA's CUDA extension; strata has auto (also cpu_amp) and emulated");
+  check_one_of(a.half_precision_backend, "half_precision_backend", {"auto", "cpu_amp", "emulated"}, src);
+  {
+    int exponent = 0;
+    if (!(a.fp16_init_scale > 0) || std::frexp(a.fp16_init_scale, &exponent) != 0.5)
+      fail(src, ": fp16_init_scale must be a power of two (the loss scale only doubles and halves, and a power of two "
+           "scales gradients exactly), got ", a.fp16_init_scale);
+  }
+  if (a.fp16_growth_interval <= 0) fail(src, ": fp16_growth_interval must be positive, got ", a.fp16_growth_interval);
   auto positive = [&](double v, const char* n) {
     if (!(v > 0)) fail(src, ": ", n, " must be positive, got ", v);
   };

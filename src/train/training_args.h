@@ -104,6 +104,16 @@ struct TrainingArguments {
   // HF's name: bit-identical results for any thread count (fixed GEMM tiles), at a cost;
   // by default the same thread count gives the same bits (docs/numerics.md, "Determinism").
   bool full_determinism = false;
+  // Mixed precision (train/mixed_precision.h): HF's flags. bf16 / fp16: matrix products take
+  // bf16 / fp16 inputs and accumulate in fp32, in training and evaluation, weights and
+  // optimizer state stay fp32; fp16 adds dynamic loss scaling (train/loss_scaler.h).
+  // *_full_eval: evaluation and prediction products in that precision, whatever training uses.
+  bool bf16 = false, fp16 = false, bf16_full_eval = false, fp16_full_eval = false;
+  // auto (HF's default; also cpu_amp): native products where the CPU has them, else an error;
+  // emulated: inputs rounded, fp32 GEMM, on any CPU (the same numbers, at fp32 speed).
+  std::string half_precision_backend = "auto";
+  double fp16_init_scale = 65536;      // GradScaler's init_scale (a power of two)
+  int64_t fp16_growth_interval = 2000;  // GradScaler's growth_interval
   bool disable_tqdm = false;
   std::string run_name;     // names the run in its logs; "": output_dir
   // Where TensorBoard event files go (default: HF's output_dir/runs/<time>_<host>) and

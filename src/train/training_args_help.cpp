@@ -101,6 +101,14 @@ constexpr Help kHelp[] = {
     {"replica_threads", "parts of each batch trained at once, a thread each, gradients summed (0: auto: "
                         "num_threads, fewer if their extra gradient buffers would pass 128 MiB; 1: off)"},
     {"full_determinism", "the same bits for any num_threads (fixed GEMM tiles; slower)"},
+    {"bf16", "mixed precision: matrix products in bf16 with fp32 accumulation, fp32 master weights"},
+    {"fp16", "mixed precision: matrix products in fp16 with fp32 accumulation and dynamic loss scaling"},
+    {"bf16_full_eval", "evaluation and prediction products in bf16"},
+    {"fp16_full_eval", "evaluation and prediction products in fp16"},
+    {"half_precision_backend", "auto (native bf16 where the CPU has avx512_bf16 or AMX; also cpu_amp) or emulated "
+                               "(inputs rounded, fp32 GEMM: any CPU, fp32 speed)"},
+    {"fp16_init_scale", "fp16's initial loss scale (GradScaler's init_scale; a power of two)"},
+    {"fp16_growth_interval", "clean fp16 steps before the loss scale doubles (GradScaler's growth_interval)"},
     {"disable_tqdm", "no progress bar"},
     {"run_name", "name of the run in logs and curves (default: output_dir)"},
     {"logging_dir", "where TensorBoard event files go (default: output_dir/runs/<time>_<host>) and trainer_log.jsonl (default: output_dir)"},

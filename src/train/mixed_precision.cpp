@@ -1,0 +1,53 @@
+#include "train/mixed_precision.h"
+
+#include "util/error.h"
+
+namespace strata {
+
+namespace k = kernels;
+
+namespace {
+k::MatmulPrecision precision_of(bool bf16, bool fp16) {
+  return bf16 ? k::MatmulPrecision::Bf16 : fp16 ? k::MatmulPrecision::Fp16 : k::MatmulPrecision::Fp32;
+}
+}  // namespace
+
+MixedPrecision mixed_precision(const TrainingArguments& a) {
+  MixedPrecision m;
+  m.train = precision_of(a.bf16, a.fp16);
+  // As HF: evaluation runs under the training autocast unless a *_full_eval flag asks for more.
+  m.eval = a.bf16_full_eval || a.fp16_full_eval ? precision_of(a.bf16_full_eval, a.fp16_full_eval) : m.train;
+  m.path = a.half_precision_backend == "emulated" ? k::MatmulPath::Emulated : k::MatmulPath::Native;
+  if (m.path == k::MatmulPath::Native) {
+    for (const auto& [p, option] : {std::pair{m.train, a.bf16 ? "bf16" : "fp16"},
+                                    std::pair{m.eval, a.bf16_full_eval ? "bf16_full_eval" : "fp16_full_eval"}}) {
+      std::string why;
+      if (p != k::MatmulPrecision::Fp32 && !k::native_matmul_available(p, &why))
+        fail(option, ": ", why, ". Set ", option,
+             ": false to train in fp32, or half_precision_backend: emulated to run the same numerics at fp32 "
+             "speed (rounded inputs, fp32 products; for testing the recipe)");
+    }
+  }
+  return m;
+}
+
+std::string MixedPrecision::describe() const {
+  if (!any()) return "fp32";
+  const MatmulPrecisionScope as_trained(train != k::MatmulPrecision::Fp32 ? train : eval, path);
+  std::string s = cat(k::precision_name(train), " training");
+  if (eval != train) s += cat(", ", k::precision_name(eval), " evaluation");
+  s += cat(": products take ", k::precision_name(train != k::MatmulPrecision::Fp32 ? train : eval),
+           " inputs and accumulate in fp32 (", k::matmul_implementation(),
+           "); master weights, optimizer state, norms, softmax and losses fp32");
+  if (loss_scaling()) s += "; dynamic loss scaling";
+  return s;
+}
+
+MatmulPrecisionScope::MatmulPrecisionScope(k::MatmulPrecision p, k::MatmulPath path)
+    : before_(k::matmul_precision()), before_path_(k::matmul_path()) {
+  k::set_matmul_precision(p, path);
+}
+
+MatmulPrecisionScope::~MatmulPrecisionScope() { k::set_matmul_precision(before_, before_path_); }
+
+}  // namespace strata

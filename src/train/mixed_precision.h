@@ -1,0 +1,40 @@
+// HF's mixed-precision flags (bf16, fp16, bf16_full_eval, fp16_full_eval,
+// half_precision_backend) resolved for this CPU into the precision of the matrix products in
+// training and in evaluation, and the path that runs them (kernels/matmul_precision.h).
+#pragma once
+#include <string>
+
+#include "kernels/matmul_precision.h"
+#include "train/training_args.h"
+
+namespace strata {
+
+struct MixedPrecision {
+  kernels::MatmulPrecision train = kernels::MatmulPrecision::Fp32;
+  kernels::MatmulPrecision eval = kernels::MatmulPrecision::Fp32;
+  kernels::MatmulPath path = kernels::MatmulPath::Emulated;
+  bool loss_scaling() const { return train == kernels::MatmulPrecision::Fp16; }
+  bool any() const { return train != kernels::MatmulPrecision::Fp32 || eval != kernels::MatmulPrecision::Fp32; }
+  // One line for the run's log, e.g. "bf16 products (oneDNN brg:avx512_core_bf16) with fp32
+  // accumulation; fp32 master weights, optimizer state and element-wise ops".
+  std::string describe() const;
+};
+
+// Throws strata::Error, naming the option and what to set instead, when backend auto finds no
+// native support on this CPU (fp16 never has it here; bf16 needs avx512_bf16 or AMX).
+MixedPrecision mixed_precision(const TrainingArguments& a);
+
+// Products in `p` (on the given path) until the scope ends, then as before.
+class MatmulPrecisionScope {
+ public:
+  MatmulPrecisionScope(kernels::MatmulPrecision p, kernels::MatmulPath path);
+  ~MatmulPrecisionScope();
+  MatmulPrecisionScope(const MatmulPrecisionScope&) = delete;
+  MatmulPrecisionScope& operator=(const MatmulPrecisionScope&) = delete;
+
+ private:
+  kernels::MatmulPrecision before_;
+  kernels::MatmulPath before_path_;
+};
+
+}  // namespace strata
