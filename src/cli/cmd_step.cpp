@@ -1,16 +1,22 @@
-// `strata step`: the numerics command. One forward + backward with dropout off, optionally
-// one optimizer step, everything written to a .safetensors file for comparison with
+// `strata step`: the numerics command. One forward + backward with dropout off (in fp32, fp64,
+// or fp32 with bf16 / fp16 products as mixed-precision training runs them), optionally one
+// optimizer step, everything written to a .safetensors file for comparison with
 // another framework (loss, logits, grad.<HF name>, and updated <HF name>).
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "kernels/ops.h"
+#include "models/batch_checks.h"
 #include "models/batch_json.h"
 #include "cli/commands.h"
 #include "io/safetensors.h"
 #include "models/pretrained.h"
+#include "train/loss_scaler.h"
+#include "train/mixed_precision.h"
 #include "train/optimizer.h"
 #include "util/error.h"
 
@@ -19,7 +25,7 @@ namespace strata::cli {
 namespace {
 
 struct StepOptions {
-  std::string model, batch, out, precision = "fp32";
+  std::string model, batch, out, precision = "fp32", half_precision_backend = "auto";
   std::optional<std::string> optimizer;
   double lr = 1e-3, weight_decay = 0, eps = 1e-8, momentum = 0;
   std::vector<double> betas = {0.9, 0.999};
@@ -27,8 +33,12 @@ struct StepOptions {
   int threads = 0;
 };
 
+// loss_scale: fp16's, as a training run applies it (train/loss_scaler.h): the loss's gradient
+// is seeded that many times larger and the gradients divided back, so that small ones survive
+// fp16's range in the products. Where a gradient overflows the scale halves and the pass runs
+// again, as training would skip the step and back off.
 template <typename T>
-int run_step(const StepOptions& a) {
+int run_step(const StepOptions& a, double loss_scale = 1) {
   const std::string &dir = a.model, &batch_path = a.batch, &out = a.out;
   LoadReport report;
   auto model = load_pretrained<T>(dir, &report);
@@ -41,10 +51,17 @@ int run_step(const StepOptions& a) {
 
   const std::unique_ptr<ModelState> state = model->new_state();
   const nn::DropoutCtx no_dropout{false, 0};
-  model->forward(batch, no_dropout, *state);
-  const LossResult loss = model->loss(batch, *state);
-  model->grads().zero();
-  model->backward(batch, no_dropout, *state);
+  LossResult loss{};
+  for (;; loss_scale /= 2) {
+    model->forward(batch, no_dropout, *state);
+    loss = model->loss(batch, *state, label_count(model->config(), batch) / loss_scale);
+    loss.loss /= loss_scale;
+    model->grads().zero();
+    model->backward(batch, no_dropout, *state);
+    if (loss_scale == 1) break;
+    kernels::scale(model->grads().data(), model->grads().size(), static_cast<T>(1 / loss_scale));
+    if (std::isfinite(kernels::sum_squares(model->grads().data(), model->grads().size()))) break;
+  }
 
   const ParamTable& table = model->table();
   const DType dt = dtype_of<T>();
@@ -73,8 +90,9 @@ int run_step(const StepOptions& a) {
   io::write_safetensors(out, tensors,
                         {{"format", "pt"}, {"model", dir}, {"architecture", model->config().architecture()},
                          {"optimizer", a.optimizer.value_or("none")}});
-  std::printf("%s  loss %.9g  (%zu gradients%s) -> %s\n", model->config().architecture().c_str(), loss.loss,
-              table.entries().size(), opt ? ", updated parameters" : "", out.c_str());
+  std::printf("%s  loss %.9g  (%zu gradients%s%s) -> %s\n", model->config().architecture().c_str(), loss.loss,
+              table.entries().size(), opt ? ", updated parameters" : "",
+              loss_scale != 1 ? cat(", loss scale ", loss_scale).c_str() : "", out.c_str());
   return 0;
 }
 
@@ -92,13 +110,27 @@ Run define_step(CLI::App& cmd) {
   cmd.add_option("--eps", o->eps, "AdamW epsilon")->capture_default_str();
   cmd.add_option("--momentum", o->momentum, "SGD momentum")->capture_default_str();
   cmd.add_flag("--exclude-bias-norm-decay", o->exclude_bias_norm_decay, "no weight decay on biases and LayerNorm weights");
-  cmd.add_option("--precision", o->precision, "fp32 or fp64")->capture_default_str();
+  cmd.add_option("--precision", o->precision,
+                 "fp32, fp64, or bf16 / fp16: fp32 with the products' inputs rounded (strata train's bf16 / fp16)")
+      ->capture_default_str();
+  cmd.add_option("--half-precision-backend", o->half_precision_backend,
+                 "bf16 / fp16 products: auto (native where the CPU has them) or emulated (any CPU)")
+      ->check(CLI::IsMember({"auto", "emulated"}))
+      ->capture_default_str();
   cmd.add_option("--threads", o->threads, "compute threads (0: all cores)")->capture_default_str();
   return [o](const auto&) {
     kernels::set_num_threads(o->threads);
     if (o->precision == "fp32") return run_step<float>(*o);
     if (o->precision == "fp64") return run_step<double>(*o);
-    fail("strata step: --precision must be fp32 or fp64, got '", o->precision, "'");
+    if (o->precision == "bf16" || o->precision == "fp16") {
+      TrainingArguments mixed;
+      (o->precision == "bf16" ? mixed.bf16 : mixed.fp16) = true;
+      mixed.half_precision_backend = o->half_precision_backend;
+      const MixedPrecision m = mixed_precision(mixed);
+      const MatmulPrecisionScope products(m.train, m.path);
+      return run_step<float>(*o, m.loss_scaling() ? LossScalerState().scale : 1.0);
+    }
+    fail("strata step: --precision must be fp32, fp64, bf16 or fp16, got '", o->precision, "'");
   };
 }
 
