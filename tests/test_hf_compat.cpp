@@ -1,7 +1,8 @@
 // Drop-in for HF users: configurations written for HF's example scripts load unchanged
 // (tests/fixtures/hf_configs), the arguments strata implements are honoured, the ones that do
-// not apply are named in one warning, fp16 / bf16 and Hub datasets are refused, and two of the
-// configurations run on tiny local data. Checkpoints: trainer_state.json is HF's TrainerState
+// not apply are named in one warning, Hub datasets are refused, fp16 / bf16 are checked as HF
+// checks them (and refused, saying what to set, where the CPU cannot multiply in them), and
+// two of the configurations run on tiny local data. Checkpoints: trainer_state.json is HF's TrainerState
 // (HF itself reads it in tests/hf_oracle/), and checkpoints written before strata_state.json
 // still resume exactly.
 #include <gtest/gtest.h>
@@ -92,12 +93,26 @@ TEST(HfConfigs, EveryExampleConfigLoadsWithItsArgumentsHonoured) {
             (Names{"push_to_hub", "hub_model_id", "gradient_checkpointing_kwargs", "torch_compile", "ddp_backend"}));
 }
 
-TEST(HfConfigs, HalfPrecisionHubDatasetsAndMissingFeaturesAreRefused) {
-  for (const char* half : {"fp16", "bf16", "fp16_full_eval", "bf16_full_eval"}) {
-    const std::string e = error_of("run_glue_mrpc.json", {std::string(half) + "=true"});
-    EXPECT_NE(e.find(std::string("--set ") + half), std::string::npos) << e;
-    EXPECT_NE(e.find("trains in fp32 only"), std::string::npos) << e;
-  }
+TEST(HfConfigs, HalfPrecisionFlagsAreCheckedAsHfChecksThem) {
+  const std::string glue = "run_glue_mrpc.json";
+  EXPECT_EQ(error_of(glue, {"bf16=true", "bf16_full_eval=true", "half_precision_backend=cpu_amp"}), "");
+  EXPECT_NE(error_of(glue, {"fp16=true", "bf16=true"}).find("at most one of fp16 and bf16"), std::string::npos);
+  EXPECT_NE(error_of(glue, {"fp16_full_eval=true", "bf16_full_eval=true"}).find("bf16_full_eval and fp16_full_eval"),
+            std::string::npos);
+  EXPECT_NE(error_of(glue, {"half_precision_backend=apex"}).find("apex is NVIDIA's CUDA extension"), std::string::npos);
+  EXPECT_NE(error_of(glue, {"fp16_backend=cuda_amp"}).find("expected one of auto, cpu_amp, emulated"),
+            std::string::npos);  // HF's older name of half_precision_backend
+  EXPECT_NE(error_of(glue, {"fp16_init_scale=1000"}).find("must be a power of two"), std::string::npos);
+  EXPECT_NE(error_of(glue, {"fp16_growth_interval=0"}).find("must be positive"), std::string::npos);
+  const TrainingArguments a = load_training_arguments(
+      hf_config(glue), {parse_set_override("fp16=true"), parse_set_override("fp16_backend=emulated")});
+  EXPECT_TRUE(a.fp16);
+  EXPECT_EQ(a.half_precision_backend, "emulated");
+  EXPECT_EQ(a.fp16_init_scale, 65536);  // GradScaler's defaults
+  EXPECT_EQ(a.fp16_growth_interval, 2000);
+}
+
+TEST(HfConfigs, HubDatasetsAndMissingFeaturesAreRefused) {
   const std::string hub = error_of("run_glue_mrpc.json", {"dataset_name=glue"});
   EXPECT_NE(hub.find("not Hub datasets"), std::string::npos) << hub;
   EXPECT_NE(hub.find("train_file"), std::string::npos) << hub;
@@ -233,9 +248,40 @@ TEST_F(HfConfigRun, RunGlueConfigRunsOnLocalFilesWithHfOutputs) {
   EXPECT_EQ(json::parse(read_text(out / "checkpoint-3/strata_state.json"))["data_position"]["epoch"], 3);
 }
 
-TEST_F(HfConfigRun, RefusedHalfPrecisionWritesNothing) {
-  expect_command_error(run_strata(run_glue({"bf16=true"}), dir_), {"bf16", "fp32 only"});
+// bf16 where the CPU has no bf16 products (here: the kernels capped at AVX2, as on AMD Zen 3):
+// refused before any work, saying what the CPU lacks and what to set instead.
+TEST_F(HfConfigRun, Bf16WithoutNativeProductsIsRefusedAndWritesNothing) {
+  ::setenv("STRATA_MAX_CPU_ISA", "avx2", 1);
+  const test::CommandResult r = run_strata(run_glue({"bf16=true"}), dir_);
+  ::unsetenv("STRATA_MAX_CPU_ISA");
+  expect_command_error(r, {"bf16: bf16 products need a CPU with avx512_bf16 or AMX", "caps the kernels at avx2",
+                           "half_precision_backend: emulated"});
   EXPECT_FALSE(fs::exists(dir_.path("out")));
+}
+
+// fp16 with HF's flags: the run says how it multiplies, logs GradScaler's scale and the skipped
+// steps with each loss (in trainer_state.json's log_history, which HF reads), and checkpoints
+// keep the scaler's state.
+TEST_F(HfConfigRun, Fp16TrainsWithLossScaling) {
+  const auto r =
+      run_strata(run_glue({"fp16=true", "half_precision_backend=emulated", "max_train_samples=16", "logging_steps=1"}),
+                 dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("mixed precision: fp16 training: products take fp16 inputs and accumulate in fp32 (emulated"),
+            std::string::npos)
+      << r.out;
+  const json state = json::parse(read_text(dir_.path("out/trainer_state.json")));
+  int losses = 0;
+  for (const json& e : state["log_history"])
+    if (e.contains("loss")) {
+      ++losses;
+      EXPECT_EQ(e["loss_scale"], 65536.0) << e;
+      EXPECT_EQ(e["skipped_steps"], 0) << e;
+    }
+  EXPECT_EQ(losses, 3);
+  const json scaler = json::parse(read_text(dir_.path("out/checkpoint-3/strata_state.json")))["loss_scaler"];
+  EXPECT_EQ(scaler["scale"], 65536.0);
+  EXPECT_EQ(scaler["_growth_tracker"], 3);
 }
 
 TEST_F(HfConfigRun, RunNerConfigRunsOnLocalFiles) {

@@ -25,6 +25,7 @@
 #include "io/python_json.h"
 #include "io/safetensors.h"
 #include "kernels/gemm_threading.h"
+#include "train/mixed_precision.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
@@ -123,6 +124,7 @@ Job set_up(const TrainingArguments& a, Mode mode, dist::Communicator& world, dis
   // Matrix products threaded by oneDNN, unless every thread count must give the same bits.
   kernels::set_gemm_threading(a.full_determinism ? kernels::GemmThreading::FixedTiles
                                                  : kernels::GemmThreading::Library);
+  mixed_precision(a);  // bf16 / fp16 this CPU cannot run are refused before anything is read or written
   if (world.size() > 1) dist::check_same_on_all_ranks(world, fingerprint(a), "configuration or model files");
   ModelConfig cfg = model_config(a);
   // Tensor parallelism: this rank builds (and loads, or initialises) its slices only.
