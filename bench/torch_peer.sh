@@ -11,7 +11,8 @@
 #   bench/torch_peer.sh OUTDIR        e.g. bench/torch_peer.sh bench/results/torch
 # Env: THREADS (default 2), ONLY (see Configs), COMPILE (0: eager only; 1, the default: each config
 # also as <name>-compiled, the model wrapped in torch.compile with inductor's default mode, two more
-# warmup steps since the first compiles). The peer capped like strata's AVX2 runs:
+# warmup steps since the first compiles), AUTOCAST (bf16: every config under torch.autocast("cpu",
+# dtype=torch.bfloat16), named <name>-bf16 and <name>-bf16-compiled). The peer capped like strata's AVX2 runs:
 #   ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 bench/torch_peer.sh OUTDIR
 #
 # Configs (random ids, no padding, train mode, HF's default dropout 0.1):
@@ -53,6 +54,10 @@ run() {  # name, family, hf_throughput args...: eager, then compiled unless COMP
 }
 run_one() {  # name, hf_throughput args...
   local name=$1; shift
+  if [[ -n "${AUTOCAST:-}" ]]; then
+    name=${name/-train/-train-$AUTOCAST}
+    set -- "$@" --autocast "$AUTOCAST"
+  fi
   /usr/bin/time -v -o "$OUT/$name.time" "$PY" "$ORACLE/hf_throughput.py" "$@" \
       --threads "$THREADS" --json-out "$OUT/$name.json" > "$OUT/$name.log" 2>&1 \
     || { echo "$name: FAILED, see $OUT/$name.log" >&2; tail -5 "$OUT/$name.log" >&2; return 1; }
@@ -71,7 +76,8 @@ row = {"name": name, "arch": r["arch"], "task": r["task"], "size": r["size"], "m
        "gflops_per_s_total": r["gflops_per_s_total"]["median"],
        "flops_brief": r["flops"]["flops_brief"], "flops_total": r["flops"]["flops_total"],
        "peak_rss_mib": rss_kb / 1024, "torch": r["torch"], "transformers": r["transformers"],
-       "cpu_capability": r["cpu_capability"], "compiled": r["compiled"], "compile_s": r["compile_s"]}
+       "cpu_capability": r["cpu_capability"], "compiled": r["compiled"], "compile_s": r["compile_s"],
+       "autocast": r.get("autocast")}
 summ = os.path.join(out, "summary.json")
 rows = json.load(open(summ)) if os.path.exists(summ) else []
 rows = [x for x in rows if x["name"] != name] + [row]

@@ -5,10 +5,13 @@
 // Prints one table.
 //
 //   bench_train_step [--threads 2] [--steps 5] [--warmup 1] [--only NAME|FAMILY] [--json FILE]
-//                    [--gemm-threading library|tiles]
+//                    [--gemm-threading library|tiles] [--precision fp32|bf16|fp16] [--emulated]
 //
 // --gemm-threading: library (strata train's default: oneDNN threads each product) or tiles
 // (full_determinism: fixed single-threaded tiles); the ceiling is measured the same way.
+// --precision: the products' inputs, as strata train's bf16 / fp16 (kernels/matmul_precision.h):
+// natively (oneDNN's bf16 matmul; fp16 has no native path), or with --emulated rounded and
+// multiplied in fp32. The ceiling is measured in the same precision, conversions included.
 //
 // FLOPs per step (hf-oracle's hf_throughput.py count_flops, so figures compare):
 //   brief   = 6 * N_nonemb * B*T + 12 * L * H * T^2 * B
@@ -28,6 +31,7 @@
 
 #include "bench_util.h"
 #include "kernels/gemm_threading.h"
+#include "kernels/matmul_precision.h"
 #include "kernels/ops.h"
 #include "models/registry.h"
 #include "train/optimizer.h"
@@ -196,7 +200,8 @@ GemmResult measure_gemm() {
 
 int main(int argc, char** argv) {
   int threads = 2, steps = 5, warmup = 1;
-  std::string only, json_path, gemm_threading = "library";
+  std::string only, json_path, gemm_threading = "library", precision = "fp32";
+  bool emulated = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -212,11 +217,25 @@ int main(int argc, char** argv) {
     else if (a == "--only") only = next();
     else if (a == "--json") json_path = next();
     else if (a == "--gemm-threading") gemm_threading = next();
+    else if (a == "--precision") precision = next();
+    else if (a == "--emulated") emulated = true;
     else {
       std::fprintf(stderr, "usage: bench_train_step [--threads N] [--steps N] [--warmup N] [--only NAME|FAMILY] [--json FILE] "
-                           "[--gemm-threading library|tiles]\n");
+                           "[--gemm-threading library|tiles] [--precision fp32|bf16|fp16] [--emulated]\n");
       return 2;
     }
+  }
+  if (precision != "fp32" && precision != "bf16" && precision != "fp16") {
+    std::fprintf(stderr, "--precision %s: expected fp32, bf16 or fp16\n", precision.c_str());
+    return 2;
+  }
+  const kernels::MatmulPrecision products = precision == "bf16"   ? kernels::MatmulPrecision::Bf16
+                                            : precision == "fp16" ? kernels::MatmulPrecision::Fp16
+                                                                  : kernels::MatmulPrecision::Fp32;
+  const kernels::MatmulPath path = emulated ? kernels::MatmulPath::Emulated : kernels::MatmulPath::Native;
+  if (std::string why; !kernels::native_matmul_available(products, &why) && !emulated) {
+    std::fprintf(stderr, "--precision %s: %s (add --emulated to time the emulated path)\n", precision.c_str(), why.c_str());
+    return 2;
   }
   if (gemm_threading != "library" && gemm_threading != "tiles") {
     std::fprintf(stderr, "--gemm-threading %s: expected library or tiles\n", gemm_threading.c_str());
@@ -227,6 +246,7 @@ int main(int argc, char** argv) {
   auto set_threads = [&] {
     kernels::set_num_threads(threads);
     kernels::set_gemm_threading(mode);
+    kernels::set_matmul_precision(products, path);
   };
   auto selected = [&](const Config& c) { return only.empty() || only == c.name || only == c.family; };
   if (std::none_of(std::begin(kConfigs), std::end(kConfigs), selected)) {
@@ -235,8 +255,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "\n");
     return 2;
   }
-  std::printf("strata training-step benchmark | %s | %d threads, GEMM threading %s | median of %d steps after %d "
-              "warm-up\n", machine().c_str(), threads, gemm_threading.c_str(), steps, warmup);
+  kernels::set_matmul_precision(products, path);
+  const std::string implementation = kernels::matmul_implementation();
+  kernels::set_matmul_precision(kernels::MatmulPrecision::Fp32);
+  std::printf("strata training-step benchmark | %s | %d threads, GEMM threading %s | products: %s (%s) | median of %d "
+              "steps after %d warm-up\n",
+              machine().c_str(), threads, gemm_threading.c_str(), precision.c_str(), implementation.c_str(), steps, warmup);
   GemmResult gemm{};
   double rss = 0;
   if (!run_in_child([&] { set_threads(); return measure_gemm(); }, &gemm, &rss)) {
@@ -244,14 +268,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   const double ceiling = *std::max_element(std::begin(gemm.gflops), std::end(gemm.gflops));
-  std::printf("GEMM ceiling (kernels::gemm, best of BERT-base shapes at 4096 tokens): %.1f GFLOP/s\n", ceiling);
+  std::printf("GEMM ceiling (kernels::gemm in these products, best of BERT-base shapes at 4096 tokens): %.1f GFLOP/s\n", ceiling);
   for (size_t i = 0; i < std::size(kGemmShapes); ++i)
     std::printf("  %-26s %7.1f GFLOP/s\n", kGemmShapes[i].name, gemm.gflops[i]);
 
   std::printf("\n%-22s %10s %22s %10s %10s %9s %10s %9s %8s %9s\n", "config", "ms/step", "fwd/bwd/AdamW ms",
               "samples/s", "tokens/s", "GFLOP", "GFLOP/s", "x ceiling", "RSS MiB", "loss");
   nlohmann::json out = {{"machine", machine()}, {"threads", threads}, {"gemm_threading", gemm_threading},
-                        {"gemm_ceiling_gflops", ceiling}};
+                        {"precision", precision}, {"matmul", implementation}, {"gemm_ceiling_gflops", ceiling}};
   for (const Config& c : kConfigs) {
     if (!selected(c)) continue;
     Result r{};

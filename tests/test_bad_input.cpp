@@ -340,10 +340,10 @@ TEST(BadInput, UnknownOptionPointsToTheHelp) {
 
   const auto precision = test::run_strata({"step", "--model", test::fixture("bert-seq-cls"), "--batch",
                                            test::fixture("bert-seq-cls.inputs.json"), "--out",
-                                           scratch.path("out.safetensors"), "--precision", "fp16"},
+                                           scratch.path("out.safetensors"), "--precision", "fp8"},
                                           scratch);
   EXPECT_NE(precision.exit_code, 0);
-  EXPECT_NE(precision.err.find("--precision must be fp32 or fp64, got 'fp16'"), std::string::npos) << precision.err;
+  EXPECT_NE(precision.err.find("--precision must be fp32, fp64, bf16 or fp16, got 'fp8'"), std::string::npos) << precision.err;
   EXPECT_TRUE(scratch.listing().empty());
 }
 

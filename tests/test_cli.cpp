@@ -112,7 +112,7 @@ TEST(Cli, BadValuesNameTheOption) {
   }
   EXPECT_THROW(parse_cli({"--do_eval", "maybe"}), Error);
   EXPECT_THROW(parse_cli({"--set", "learning_rate"}), Error);  // no '='
-  EXPECT_THROW(parse_cli({"--fp16"}), Error);                  // refused, as in a file
+  EXPECT_THROW(parse_cli({"--adafactor"}), Error);             // refused, as in a file
 }
 
 TEST(Cli, UnknownOptionsAndCommandsSuggestTheNearest) {

@@ -39,12 +39,14 @@ constexpr Parameter kParameters[] = {
     {"pipeline_partition", "pipeline_partition"},  // strata's: blocks per stage, e.g. [4, 4]
     {"offload_activations", "offload_activations"},
     {"activation_checkpointing", "gradient_checkpointing"},  // true, false, or every k-th layer
+    {"fp16", "fp16"},  // mixed precision (docs/mixed_precision.md)
+    {"bf16", "bf16"},
 };
 
 // Options of SageMaker's library that strata knows by name but does not implement: a clear
 // "not supported" rather than a guess at a typo.
 constexpr const char* kUnsupported[] = {
-    "memory_weight", "active_microbatches", "deterministic_server", "fp16_params", "fp16", "bf16",
+    "memory_weight", "active_microbatches", "deterministic_server", "fp16_params",
     "prescaled_batch", "skip_tracing", "contiguous", "horovod", "ddp_port", "ddp_dist_backend",
     "sharded_data_parallel_degree", "delayed_parameter_initialization", "activation_loading_horizon",
     "tensor_parallel_seed", "predefined_hooks", "checkpoint_attentions"};
