@@ -42,9 +42,11 @@ if [[ -n "${LLMC:-}" && ( -z "$ONLY" || "$ONLY" == gpt2 ) ]]; then
   SHAPES="4x256 4x64" "$HERE/llmc_peer.sh" "$LLMC" "$OUT/llmc"
 fi
 fi
-/usr/bin/python3 - "$OUT" "${ISA:-native}" <<'PYEOF'
-import json, os, re, sys
+/usr/bin/python3 - "$OUT" "${ISA:-native}" "$HERE" <<'PYEOF'
+import json, os, sys
 out, isa = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+import peer_result
 s = json.load(open(os.path.join(out, "strata", "train_step.json")))
 pairs = {"distilbert-base b8": "distilbert-b8-train", "distilbert-base b32": "distilbert-b32-train",
          "bert-base b8": "bert-b8-train", "gpt2 b4 t256": "gpt2-b4-t256-train", "gpt2 b4 t64": "gpt2-b4-t64-train"}
@@ -53,13 +55,7 @@ llmc = {r["name"].replace("llmc ", "gpt2 "): r for r in json.load(open(llmc_path
 
 
 def peer(name):  # hf_throughput's JSON and the process's peak RSS (MiB), or None if not run
-    path = os.path.join(out, "torch", name)
-    if not os.path.exists(path + ".json"):
-        return None
-    r = json.load(open(path + ".json"))
-    r["rss_mib"] = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)",
-                                 open(path + ".time").read()).group(1)) / 1024
-    return r
+    return peer_result.read(os.path.join(out, "torch"), name)
 
 
 rows = []

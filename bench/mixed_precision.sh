@@ -28,22 +28,18 @@ if [[ -z "${TABLE_ONLY:-}" ]]; then
   echo "== PyTorch + HF Transformers under torch.autocast bf16 ($THREADS threads)"
   AUTOCAST=bf16 "$HERE/torch_peer.sh" "$OUT/torch-bf16"
 fi
-/usr/bin/python3 - "$OUT" <<'PYEOF'
-import json, os, re, sys
+/usr/bin/python3 - "$OUT" "$HERE" <<'PYEOF'
+import json, os, sys
 out = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+import peer_result
 fp32, bf16 = (json.load(open(os.path.join(out, "strata", p + ".json"))) for p in ("fp32", "bf16"))
 peers = {"distilbert-base b8": "distilbert-b8-train", "distilbert-base b32": "distilbert-b32-train",
          "bert-base b8": "bert-b8-train", "gpt2 b4 t256": "gpt2-b4-t256-train", "gpt2 b4 t64": "gpt2-b4-t64-train"}
 
 
-def peer(name):  # hf_throughput's JSON with the process's peak RSS (MiB), or None if not run
-    path = os.path.join(out, "torch-bf16", name)
-    if not os.path.exists(path + ".json"):
-        return None
-    r = json.load(open(path + ".json"))
-    r["rss_mib"] = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)",
-                                 open(path + ".time").read()).group(1)) / 1024
-    return r
+def peer(name):  # hf_throughput's JSON and the process's peak RSS (MiB), or None if not run
+    return peer_result.read(os.path.join(out, "torch-bf16"), name)
 
 
 print(f"\nmachine: {bf16['machine']}; bf16 products: {bf16['matmul']}")

@@ -6,6 +6,8 @@
 #   lm_model DIR DROPOUT                       $WORK/DIR/config.json of the family's model
 #   job NAME RANKS PER_DEVICE_BATCH EXTRA_YAML writing $WORK/NAME.yaml (output_dir $WORK/NAME;
 #                                              MODEL: the model directory, default $WORK/model)
+#   mp TENSOR PARTITIONS MICROBATCHES [MORE]   the SageMaker modelparallel block of that layout
+#                                              (MORE: further parameters, e.g. ', zero_stage: 1')
 # and writes $WORK/train.txt.
 
 lm_model() {
@@ -65,4 +67,13 @@ num_threads: 1
 seed: 7
 $4
 YAML
+}
+
+mp() {  # tensor degree, partitions, microbatches, [more parameters]
+  echo "distribution:
+  smdistributed:
+    modelparallel:
+      enabled: true
+      parameters: {tensor_parallel_degree: $1, partitions: $2, microbatches: $3, ddp: true${4:-}}
+  mpi: {enabled: true}"
 }

@@ -23,14 +23,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 source "$(dirname "$0")/lm_jobs.sh"  # lm_model, job, $WORK/train.txt
 lm_model model 0.0
 source "$(dirname "$0")/train_runs.sh"
-mp() {  # tensor degree, partitions, microbatches
-  echo "distribution:
-  smdistributed:
-    modelparallel:
-      enabled: true
-      parameters: {tensor_parallel_degree: $1, partitions: $2, microbatches: $3, ddp: true}
-  mpi: {enabled: true}"
-}
 BF16="bf16: true
 half_precision_backend: emulated"
 # 12 steps: the first ones overflow and are skipped.

@@ -27,14 +27,6 @@ source "$(dirname "$0")/lm_jobs.sh"  # lm_model, job, $WORK/train.txt
 lm_model model 0.0
 lm_model model_drop 0.1
 source "$(dirname "$0")/train_runs.sh"
-mp() {  # tensor degree, partitions, microbatches, [more parameters]
-  echo "distribution:
-  smdistributed:
-    modelparallel:
-      enabled: true
-      parameters: {tensor_parallel_degree: $1, partitions: $2, microbatches: $3, ddp: true${4:-}}
-  mpi: {enabled: true}"
-}
 
 job single 1 12 ""
 run single 1
