@@ -85,9 +85,31 @@ TEST(ParallelConfig, FlatHfFormAndDeepSpeedStage) {
   const test::ScratchDir dir;
   test::write_text(dir.path("ds.json"), R"({"zero_optimization": {"stage": 1}})");
   EXPECT_EQ(parse("deepspeed: " + dir.path("ds.json") + "\n").sharding_stage(), 1);
-  test::write_text(dir.path("bad.json"), R"({"zero_optimization": {"stage": 2}, "fp16": {"enabled": true}})");
-  EXPECT_ERROR("deepspeed: " + dir.path("bad.json") + "\n", "bad.json line 1: deepspeed.fp16: strata reads only "
-                                                            "zero_optimization.stage from a DeepSpeed config");
+  test::write_text(dir.path("bad.json"), R"({"zero_optimization": {"stage": 2}, "optimizer": {"type": "AdamW"}})");
+  EXPECT_ERROR("deepspeed: " + dir.path("bad.json") + "\n", "bad.json line 1: deepspeed.optimizer: strata reads only "
+                                                            "zero_optimization.stage, fp16 and bf16 from a DeepSpeed config");
+}
+
+// DeepSpeed's fp16 / bf16 blocks set the mixed-precision flags and fp16's loss scaler; "auto"
+// (HF's integration) keeps the TrainingArguments value.
+TEST(ParallelConfig, DeepSpeedPrecisionBlocksSetTheMixedPrecisionFlags) {
+  const TrainingArguments fp16 = parse(
+      "deepspeed: {fp16: {enabled: true, loss_scale: 0, initial_scale_power: 12, loss_scale_window: 1000, "
+      "hysteresis: 2, min_loss_scale: 1}}\n");
+  EXPECT_TRUE(fp16.fp16);
+  EXPECT_FALSE(fp16.bf16);
+  EXPECT_EQ(fp16.fp16_init_scale, 4096);
+  EXPECT_EQ(fp16.fp16_growth_interval, 1000);
+  EXPECT_EQ(fp16.ignored_options,
+            (std::vector<std::string>{"deepspeed.fp16.hysteresis", "deepspeed.fp16.min_loss_scale"}));
+  EXPECT_TRUE(parse("deepspeed: {bf16: {enabled: true}}\n").bf16);
+  EXPECT_TRUE(parse("deepspeed: {bfloat16: {enabled: true}}\n").bf16);
+  EXPECT_FALSE(parse("deepspeed: {bf16: {enabled: auto}}\n").bf16);
+  EXPECT_TRUE(parse("bf16: true\ndeepspeed: {bf16: {enabled: auto}}\n").bf16);
+  EXPECT_ERROR("deepspeed: {fp16: {enabled: true, loss_scale: 128}}\n", "a static loss scale is not implemented");
+  EXPECT_ERROR("deepspeed: {fp16: {enabled: true, initial_scale: 16}}\n",
+               "unknown key deepspeed.fp16.initial_scale (expected one of enabled, loss_scale, initial_scale_power");
+  EXPECT_ERROR("deepspeed: {fp16: {enabled: true}, bf16: {enabled: true}}\n", "bf16 and fp16 are both true");
 }
 
 TEST(ParallelConfig, UnknownKeysSuggestTheNearestName) {

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -214,6 +215,49 @@ void read_distribution(TrainingArguments& a, const YAML::Node& d, const std::str
     fail(where, ": distribution.mpi.enabled is false, but modelparallel runs its processes through MPI: set it true");
 }
 
+namespace {
+
+// HF's DeepSpeed integration lets a config say "auto": the TrainingArguments value stands.
+bool is_auto(const YAML::Node& v) { return v.IsScalar() && v.Scalar() == "auto"; }
+
+// deepspeed.fp16 / deepspeed.bf16 (DeepSpeed's names; "bfloat16" is bf16's older one): the
+// mixed-precision flags, and for fp16 the loss scaler's initial_scale_power (2^p, DeepSpeed's
+// default 16 = GradScaler's 2^16) and loss_scale_window (growth interval). DeepSpeed's
+// hysteresis, consecutive_hysteresis and min_loss_scale are read and named in the run's
+// warning: strata backs off as GradScaler does (at the first overflow, down to 2^-24).
+void read_deepspeed_precision(TrainingArguments& a, const std::string& block, const YAML::Node& node,
+                              const std::string& at) {
+  const bool fp16 = block == "fp16";
+  require_map(node, "deepspeed." + block, "{enabled: true}", at);
+  std::vector<std::string> known = {"enabled"};
+  if (fp16) known.insert(known.end(), {"loss_scale", "initial_scale_power", "loss_scale_window", "hysteresis",
+                                      "consecutive_hysteresis", "min_loss_scale", "auto_cast"});
+  for (const auto& kv : node) {
+    const std::string key = yaml_key(kv.first, at), key_at = line_of(kv.first, at), path = "deepspeed." + block + "." + key;
+    if (std::find(known.begin(), known.end(), key) == known.end()) unknown("deepspeed." + block, key, known, key_at);
+    if (is_auto(kv.second)) continue;
+    if (key == "enabled") {
+      (fp16 ? a.fp16 : a.bf16) = read_bool(kv.second, path, key_at);
+    } else if (key == "loss_scale") {
+      if (read_int(kv.second, path, key_at) != 0)
+        fail(key_at, ": ", path, ": a static loss scale is not implemented; set 0 (dynamic loss scaling, GradScaler's)");
+    } else if (key == "initial_scale_power") {
+      const int p = read_int(kv.second, path, key_at);
+      if (p < -24 || p > 100) fail(key_at, ": ", path, " expects an exponent in [-24, 100], got ", p);
+      a.fp16_init_scale = std::ldexp(1.0, p);
+    } else if (key == "loss_scale_window") {
+      a.fp16_growth_interval = read_int(kv.second, path, key_at);
+    } else if (key == "auto_cast") {
+      if (read_bool(kv.second, path, key_at))
+        fail(key_at, ": ", path, ": casting the inputs to fp16 is not implemented (strata's inputs are token ids)");
+    } else {
+      a.ignored_options.push_back(path);
+    }
+  }
+}
+
+}  // namespace
+
 void read_deepspeed(TrainingArguments& a, const YAML::Node& node, const std::string& where) {
   YAML::Node ds = node;
   std::string at = where;
@@ -228,10 +272,14 @@ void read_deepspeed(TrainingArguments& a, const YAML::Node& node, const std::str
   require_map(ds, "deepspeed", "{zero_optimization: {stage: 2}}, or the path of a DeepSpeed JSON config", at);
   for (const auto& kv : ds) {
     const std::string key = yaml_key(kv.first, at), key_at = line_of(kv.first, at);
+    if (key == "fp16" || key == "bf16" || key == "bfloat16") {
+      read_deepspeed_precision(a, key == "fp16" ? "fp16" : "bf16", kv.second, at);
+      continue;
+    }
     if (key != "zero_optimization")
-      fail(key_at, ": deepspeed.", key, did_you_mean(key, {"zero_optimization"}),
-           ": strata reads only zero_optimization.stage from a DeepSpeed config; set batch sizes, clipping, the "
-           "optimizer and its schedule with the TrainingArguments options");
+      fail(key_at, ": deepspeed.", key, did_you_mean(key, {"zero_optimization", "fp16", "bf16"}),
+           ": strata reads only zero_optimization.stage, fp16 and bf16 from a DeepSpeed config; set batch sizes, "
+           "clipping, the optimizer and its schedule with the TrainingArguments options");
     require_map(kv.second, "deepspeed.zero_optimization", "{stage: 2}", key_at);
     for (const auto& z : kv.second) {
       const std::string zkey = yaml_key(z.first, at), z_at = line_of(z.first, at);

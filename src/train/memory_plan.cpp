@@ -234,6 +234,7 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
   row("optimizer state", p.optimizer_state, p.dp > 1 && p.zero_stage > 0 ? "  (this rank's slice)" : "");
   row("activations", p.activations, "");
   row("backward scratch", p.scratch, "");
+  if (p.product_operands) row("bf16/fp16 operands", p.product_operands, "  (products' converted inputs)");
   row("total", p.total(), "");
   if (p.offloaded) row("offload pool", p.offloaded, "  (file-backed, outside the resident set)");
   if (p.evaluation)

@@ -30,10 +30,15 @@ struct RankMemoryPlan {
   size_t gradients_peak = 0;  // during backward (the rank where it is largest)
   size_t optimizer_state = 0;
   size_t activations = 0, scratch = 0;  // activations: resident under the policy
+  // Mixed precision: the converted operands each product-running thread keeps
+  // (train/mixed_precision.h: product_operand_bytes); 0 in fp32.
+  size_t product_operands = 0;
   size_t offloaded = 0;   // activations in the offload pool (file-backed, outside the resident set)
   size_t evaluation = 0;  // what an evaluation pass adds to the resident activations
   int eval_rows = 0, eval_seq = 0;  // the shape `evaluation` was planned at
-  size_t total() const { return parameters + gradients_peak + optimizer_state + activations + scratch; }
+  size_t total() const {
+    return parameters + gradients_peak + optimizer_state + activations + scratch + product_operands;
+  }
 };
 
 // The shape of an evaluation batch per rank (per_device_eval_batch_size x sequence length);

@@ -1,5 +1,7 @@
 #include "train/mixed_precision.h"
 
+#include <algorithm>
+
 #include "util/error.h"
 
 namespace strata {
@@ -41,6 +43,21 @@ std::string MixedPrecision::describe() const {
            "); master weights, optimizer state, norms, softmax and losses fp32");
   if (loss_scaling()) s += "; dynamic loss scaling";
   return s;
+}
+
+size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size_t tokens) {
+  if (!m.any()) return 0;
+  const size_t d = static_cast<size_t>(std::max(c.tensor_split.degree, 1));
+  const size_t C = static_cast<size_t>(c.hidden_size), N = tokens;
+  const size_t F = static_cast<size_t>(c.intermediate_size) / d, QKV = 3 * C / d;
+  // Each product's two operands: the FFN's (x W2 backward reads dy [N, C] with h [N, F] or
+  // W2 [C, F]; W1's reads dh [N, F] with W1 [F, C] or x), the QKV projection's, the LM head's.
+  size_t largest = std::max(N * F + std::max(F * C, N * C), N * QKV + std::max(QKV * C, N * C));
+  if (c.task == Task::MaskedLM || c.task == Task::CausalLM) {
+    const size_t V = static_cast<size_t>(c.vocab_size) / d, E = static_cast<size_t>(c.embedding_size > 0 ? c.embedding_size : c.hidden_size);
+    largest = std::max(largest, N * V + std::max(V * E, N * E));
+  }
+  return largest * (m.path == k::MatmulPath::Native ? 2 : 4);
 }
 
 MatmulPrecisionScope::MatmulPrecisionScope(k::MatmulPrecision p, k::MatmulPath path)

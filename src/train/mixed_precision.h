@@ -2,9 +2,11 @@
 // half_precision_backend) resolved for this CPU into the precision of the matrix products in
 // training and in evaluation, and the path that runs them (kernels/matmul_precision.h).
 #pragma once
+#include <cstddef>
 #include <string>
 
 #include "kernels/matmul_precision.h"
+#include "models/config.h"
 #include "train/training_args.h"
 
 namespace strata {
@@ -23,6 +25,13 @@ struct MixedPrecision {
 // Throws strata::Error, naming the option and what to set instead, when backend auto finds no
 // native support on this CPU (fp16 never has it here; bf16 needs avx512_bf16 or AMX).
 MixedPrecision mixed_precision(const TrainingArguments& a);
+
+// The bytes a thread keeps for the converted operands of its largest product over `tokens`
+// rows (kernels/cpu/half_gemm.cpp: each operand is converted into a buffer of the thread's that
+// only grows): 2 bytes a value natively (bf16), 4 emulated, none in fp32. The largest product
+// is the FFN's, the fused QKV projection's or a language-model head's over the vocabulary
+// (each a tensor-parallel rank's slice).
+size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size_t tokens);
 
 // Products in `p` (on the given path) until the scope ends, then as before.
 class MatmulPrecisionScope {

@@ -412,16 +412,24 @@ size_t Trainer::memory_outside_plan() {
 
 RankMemoryPlan Trainer::memory_plan(int B, int T, EvalShape eval, const TrainingArguments& a) const {
   const int states = a.optimizer_states();
+  RankMemoryPlan p;
   if (pipe_->replicas() > 1)
-    return plan_replica_memory(*model_, B, T, pipe_->replicas(), data_parallel_size(), a.sharding_stage(),
-                               a.ddp_bucket_cap_mb, states, activation_policy(a), eval);
-  if (pipe_->stages() == 1 && a.microbatches == 1)
-    return plan_rank_memory(*model_, B, T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
-                            activation_policy(a), eval);
-  return plan_stage_memory(*model_, stage_share(*model_, *stages_, pipe_->stage(), dist::parse_pipeline_kind(a.pipeline),
-                                                B, a.microbatches),
-                           T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
-                           activation_policy(a), eval);
+    p = plan_replica_memory(*model_, B, T, pipe_->replicas(), data_parallel_size(), a.sharding_stage(),
+                            a.ddp_bucket_cap_mb, states, activation_policy(a), eval);
+  else if (pipe_->stages() == 1 && a.microbatches == 1)
+    p = plan_rank_memory(*model_, B, T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
+                         activation_policy(a), eval);
+  else
+    p = plan_stage_memory(*model_, stage_share(*model_, *stages_, pipe_->stage(), dist::parse_pipeline_kind(a.pipeline),
+                                               B, a.microbatches),
+                          T, data_parallel_size(), a.sharding_stage(), a.ddp_bucket_cap_mb, states,
+                          activation_policy(a), eval);
+  // Each replica thread multiplies its rows; evaluation runs whole batches on the main thread.
+  const size_t train_tokens = static_cast<size_t>((B + pipe_->replicas() - 1) / pipe_->replicas()) * T;
+  const size_t eval_tokens = static_cast<size_t>(eval.B > 0 ? eval.B : B) * (eval.T > 0 ? eval.T : T);
+  p.product_operands = static_cast<size_t>(pipe_->replicas()) *
+                       product_operand_bytes(precision_, model_->config(), std::max(train_tokens, eval_tokens));
+  return p;
 }
 
 void Trainer::report_measured_memory() {
