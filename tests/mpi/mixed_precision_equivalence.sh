@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Mixed precision (train/mixed_precision.h) on the emulated path, which runs on every CPU, for
-# the 4-layer GPT-2 causal LM of lm_jobs.sh (tied embeddings, clipping, accumulation):
+# the 4-layer GPT-2 causal LM or BERT masked LM of lm_jobs.sh (tied embeddings, clipping,
+# accumulation):
 #  - bf16: data (2 ranks), pipeline (2 stages, 2 micro-batches) and tensor (2 ranks) parallel
 #    runs reproduce the single bf16 process; bf16 is not fp32 (the products are rounded) but
 #    stays close to it; a run resumed from a bf16 checkpoint ends with the uninterrupted run's
@@ -10,11 +11,11 @@
 #    that overflows, as GradScaler does; training goes on (finite, falling losses); 2
 #    data-parallel ranks skip the same steps; a resume from a checkpoint taken after skips
 #    restores the scale and ends with the uninterrupted run's bits.
-#   mixed_precision_equivalence.sh STRATA_BINARY SOURCE_DIR
+#   mixed_precision_equivalence.sh STRATA_BINARY SOURCE_DIR bert|gpt2
 set -euo pipefail
-STRATA=${1:?usage: mixed_precision_equivalence.sh STRATA_BINARY SOURCE_DIR}
+STRATA=${1:?usage: mixed_precision_equivalence.sh STRATA_BINARY SOURCE_DIR bert|gpt2}
 SRC=${2:?}
-FAMILY=gpt2
+FAMILY=${3:?}
 WORK=$(mktemp -d)
 trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
 echo "work dir: $WORK"
@@ -78,8 +79,8 @@ def same_bits(a, b):
 
 # bf16 rounds the products' inputs (up to 2^-9 relative): visibly not fp32, yet close to it.
 d = param_diff("single", "fp32")
-good = 1e-5 < d < 5e-3
-print(f"bf16 against fp32: max |param diff| / max |param| {d:.2e} (expected between 1e-5 and 5e-3) -> {'ok' if good else 'MISMATCH'}")
+good = 1e-5 < d < 1e-2
+print(f"bf16 against fp32: max |param diff| / max |param| {d:.2e} (expected between 1e-5 and 1e-2) -> {'ok' if good else 'MISMATCH'}")
 ok = good
 # Parallel layouts sum in another order, and an input a last fp32 bit away can round to the
 # neighbouring bf16 value; after AdamW's first steps (about lr x sign(gradient) per element)
