@@ -8,6 +8,7 @@
 #include "dist/flat_shards.h"
 #include "dist/gradient_reducer.h"
 #include "models/memory_estimate.h"
+#include "train/mixed_precision.h"
 #include "util/error.h"
 
 namespace strata {
@@ -275,16 +276,20 @@ std::string format_measured_memory(int rank, const RankMemoryMeasured& m) {
 RankMemoryPlan plan_largest_rank(const Model<float>& rank_model, const std::vector<int>& stage_blocks, int B, int T,
                                  int dp, const TrainingArguments& a) {
   const int states = a.optimizer_states();
-  if (stage_blocks.size() <= 1 && a.microbatches == 1)
-    return plan_rank_memory(rank_model, B, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb, states, activation_policy(a));
-  const PipelineStages stages(rank_model, stage_blocks.empty() ? std::vector<int>{rank_model.num_blocks()} : stage_blocks);
   RankMemoryPlan largest;
-  for (int s = 0; s < stages.count(); ++s) {
-    const RankMemoryPlan p =
-        plan_stage_memory(rank_model, stage_share(rank_model, stages, s, dist::parse_pipeline_kind(a.pipeline), B, a.microbatches),
-                          T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb, states, activation_policy(a));
-    if (s == 0 || p.total() > largest.total()) largest = p;
+  if (stage_blocks.size() <= 1 && a.microbatches == 1) {
+    largest = plan_rank_memory(rank_model, B, T, dp, a.sharding_stage(), a.ddp_bucket_cap_mb, states, activation_policy(a));
+  } else {
+    const PipelineStages stages(rank_model,
+                                stage_blocks.empty() ? std::vector<int>{rank_model.num_blocks()} : stage_blocks);
+    for (int s = 0; s < stages.count(); ++s) {
+      const RankMemoryPlan p = plan_stage_memory(
+          rank_model, stage_share(rank_model, stages, s, dist::parse_pipeline_kind(a.pipeline), B, a.microbatches), T,
+          dp, a.sharding_stage(), a.ddp_bucket_cap_mb, states, activation_policy(a));
+      if (s == 0 || p.total() > largest.total()) largest = p;
+    }
   }
+  largest.product_operands = product_operand_bytes(a, rank_model.config(), static_cast<size_t>(B) * T);
   return largest;
 }
 

@@ -45,8 +45,9 @@ std::string MixedPrecision::describe() const {
   return s;
 }
 
-size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size_t tokens) {
-  if (!m.any()) return 0;
+size_t product_operand_bytes(const TrainingArguments& a, const ModelConfig& c, size_t tokens) {
+  if (!a.bf16 && !a.fp16 && !a.bf16_full_eval && !a.fp16_full_eval) return 0;
+  const bool native = a.half_precision_backend != "emulated" && !a.fp16 && !a.fp16_full_eval;
   const size_t d = static_cast<size_t>(std::max(c.tensor_split.degree, 1));
   const size_t C = static_cast<size_t>(c.hidden_size), N = tokens;
   const size_t F = static_cast<size_t>(c.intermediate_size) / d, QKV = 3 * C / d;
@@ -57,7 +58,7 @@ size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size
     const size_t V = static_cast<size_t>(c.vocab_size) / d, E = static_cast<size_t>(c.embedding_size > 0 ? c.embedding_size : c.hidden_size);
     largest = std::max(largest, N * V + std::max(V * E, N * E));
   }
-  return largest * (m.path == k::MatmulPath::Native ? 2 : 4);
+  return largest * (native ? 2 : 4);
 }
 
 MatmulPrecisionScope::MatmulPrecisionScope(k::MatmulPrecision p, k::MatmulPath path)
