@@ -22,6 +22,8 @@ const char* kernel_isa();
 
 // ---- matrix products -----------------------------------------------------------------
 // C[M,N] = alpha * op(A) * op(B) + beta * C; op(X) = X or X^T; leading dimensions in elements.
+// fp32 products take their inputs in the process's matmul precision (kernels/matmul_precision.h:
+// bf16 / fp16 under mixed precision), and so does every op below that multiplies matrices.
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B,
           int ldb, T beta, T* C, int ldc);
