@@ -4,8 +4,9 @@
 // (gemm_tiles.h): whole where the library threads it, else in shape-fixed tiles.
 //
 // Measured (2-core Xeon, avx512_bf16 without AMX, oneDNN 2.6.3, docs/benchmarks.md): the bf16
-// brgemm runs at 0.55x the fp32 sgemm there, as vdpbf16ps issues at half the rate of fp32 FMAs
-// on that core; on AMD Zen 4 it issues at the FMA rate with twice the work.
+// products run at 0.53x the fp32 sgemm there (128 vs 242 GFLOP/s), vdpbf16ps issuing at half
+// the rate of fp32 FMAs on that core. Where it issues at the FMA rate (AMD Zen 4 / Zen 5) or
+// AMX is present, bf16 should be the faster; not measured here.
 #include "kernels/cpu/half_gemm.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
