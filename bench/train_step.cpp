@@ -255,9 +255,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "\n");
     return 2;
   }
-  kernels::set_matmul_precision(products, path);
-  const std::string implementation = kernels::matmul_implementation();
-  kernels::set_matmul_precision(kernels::MatmulPrecision::Fp32);
+  const std::string implementation = kernels::matmul_implementation(products, path);
   std::printf("strata training-step benchmark | %s | %d threads, GEMM threading %s | products: %s (%s) | median of %d "
               "steps after %d warm-up\n",
               machine().c_str(), threads, gemm_threading.c_str(), precision.c_str(), implementation.c_str(), steps, warmup);

@@ -33,9 +33,9 @@ MatmulPath matmul_path();
 // Otherwise false, and *why says what the CPU has and what would do instead.
 bool native_matmul_available(MatmulPrecision p, std::string* why);
 
-// What performs the products under `p` now, for the run's log: "oneDNN brg:avx512_core_bf16",
-// "emulated (rounded inputs, fp32 GEMM)", "fp32 GEMM".
-std::string matmul_implementation();
+// What performs products in `p` on `path`, for a run's log: "oneDNN brg:avx512_core_bf16",
+// "emulated: inputs rounded to bf16, fp32 GEMM", "fp32 GEMM".
+std::string matmul_implementation(MatmulPrecision p, MatmulPath path);
 
 // y[i] = x[i] rounded to p (nearest-even; fp16 overflows to inf, underflows to subnormals or
 // zero), in fp32 storage. y may alias x. Fp32: a copy.

@@ -1,16 +1,12 @@
 #include "train/loss_scaler.h"
 
-#include <cmath>
-
 #include "util/error.h"
 
 namespace strata {
 
 LossScaler::LossScaler(bool enabled, double init_scale, int64_t growth_interval)
     : enabled_(enabled), growth_interval_(growth_interval) {
-  int exponent = 0;
-  STRATA_CHECK(init_scale > 0 && std::frexp(init_scale, &exponent) == 0.5, "the initial loss scale ", init_scale,
-               " is not a power of two");
+  STRATA_CHECK(is_power_of_two(init_scale), "the initial loss scale ", init_scale, " is not a power of two");
   STRATA_CHECK(growth_interval > 0, "the loss scale's growth interval must be positive, got ", growth_interval);
   state_.scale = init_scale;
 }

@@ -5,9 +5,16 @@
 // inf or nan (the scaled values overflowed fp16's 65504) is skipped and the scale halved; after
 // growth_interval clean steps in a row it doubles.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 namespace strata {
+
+// Loss scales must be powers of two: scaling and unscaling are then exact.
+inline bool is_power_of_two(double x) {
+  int exponent = 0;
+  return x > 0 && std::frexp(x, &exponent) == 0.5;
+}
 
 struct LossScalerState {
   double scale = 65536;        // GradScaler's init_scale, 2^16

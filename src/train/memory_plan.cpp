@@ -289,7 +289,8 @@ RankMemoryPlan plan_largest_rank(const Model<float>& rank_model, const std::vect
       if (s == 0 || p.total() > largest.total()) largest = p;
     }
   }
-  largest.product_operands = product_operand_bytes(a, rank_model.config(), static_cast<size_t>(B) * T);
+  largest.product_operands =
+      product_operand_bytes(requested_precision(a), rank_model.config(), static_cast<size_t>(B) * T);
   return largest;
 }
 

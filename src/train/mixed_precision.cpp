@@ -14,12 +14,17 @@ k::MatmulPrecision precision_of(bool bf16, bool fp16) {
 }
 }  // namespace
 
-MixedPrecision mixed_precision(const TrainingArguments& a) {
+MixedPrecision requested_precision(const TrainingArguments& a) {
   MixedPrecision m;
   m.train = precision_of(a.bf16, a.fp16);
   // As HF: evaluation runs under the training autocast unless a *_full_eval flag asks for more.
   m.eval = a.bf16_full_eval || a.fp16_full_eval ? precision_of(a.bf16_full_eval, a.fp16_full_eval) : m.train;
   m.path = a.half_precision_backend == "emulated" ? k::MatmulPath::Emulated : k::MatmulPath::Native;
+  return m;
+}
+
+MixedPrecision mixed_precision(const TrainingArguments& a) {
+  const MixedPrecision m = requested_precision(a);
   if (m.path == k::MatmulPath::Native) {
     for (const auto& [p, option] : {std::pair{m.train, a.bf16 ? "bf16" : "fp16"},
                                     std::pair{m.eval, a.bf16_full_eval ? "bf16_full_eval" : "fp16_full_eval"}}) {
@@ -35,19 +40,20 @@ MixedPrecision mixed_precision(const TrainingArguments& a) {
 
 std::string MixedPrecision::describe() const {
   if (!any()) return "fp32";
-  const MatmulPrecisionScope as_trained(train != k::MatmulPrecision::Fp32 ? train : eval, path);
+  const k::MatmulPrecision reduced = train != k::MatmulPrecision::Fp32 ? train : eval;
   std::string s = cat(k::precision_name(train), " training");
   if (eval != train) s += cat(", ", k::precision_name(eval), " evaluation");
-  s += cat(": products take ", k::precision_name(train != k::MatmulPrecision::Fp32 ? train : eval),
-           " inputs and accumulate in fp32 (", k::matmul_implementation(),
+  s += cat(": products take ", k::precision_name(reduced), " inputs and accumulate in fp32 (",
+           k::matmul_implementation(reduced, path),
            "); master weights, optimizer state, norms, softmax and losses fp32");
   if (loss_scaling()) s += "; dynamic loss scaling";
   return s;
 }
 
-size_t product_operand_bytes(const TrainingArguments& a, const ModelConfig& c, size_t tokens) {
-  if (!a.bf16 && !a.fp16 && !a.bf16_full_eval && !a.fp16_full_eval) return 0;
-  const bool native = a.half_precision_backend != "emulated" && !a.fp16 && !a.fp16_full_eval;
+size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size_t tokens) {
+  if (!m.any()) return 0;
+  const bool native = m.path == k::MatmulPath::Native && m.train != k::MatmulPrecision::Fp16 &&
+                      m.eval != k::MatmulPrecision::Fp16;
   const size_t d = static_cast<size_t>(std::max(c.tensor_split.degree, 1));
   const size_t C = static_cast<size_t>(c.hidden_size), N = tokens;
   const size_t F = static_cast<size_t>(c.intermediate_size) / d, QKV = 3 * C / d;

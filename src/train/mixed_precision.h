@@ -22,17 +22,19 @@ struct MixedPrecision {
   std::string describe() const;
 };
 
-// Throws strata::Error, naming the option and what to set instead, when backend auto finds no
-// native support on this CPU (fp16 never has it here; bf16 needs avx512_bf16 or AMX).
+// What the arguments ask for, whatever this CPU can do (`strata plan` plans for other machines).
+MixedPrecision requested_precision(const TrainingArguments& a);
+// requested_precision, checked against this CPU: throws strata::Error, naming the option and
+// what to set instead, when backend auto finds no native support (fp16 never has it here;
+// bf16 needs avx512_bf16 or AMX).
 MixedPrecision mixed_precision(const TrainingArguments& a);
 
 // The bytes a thread keeps for the converted operands of its largest product over `tokens`
 // rows (kernels/cpu/half_gemm.cpp: each operand is converted into a buffer of the thread's that
-// only grows) under the arguments' precision: 2 bytes a value natively (bf16), 4 emulated (and
-// fp16, which has no native CPU path), none in fp32. The largest product is the FFN's, the
-// fused QKV projection's or a language-model head's over the vocabulary (each a
-// tensor-parallel rank's slice). Needs no CPU check: `strata plan` plans for other machines.
-size_t product_operand_bytes(const TrainingArguments& a, const ModelConfig& c, size_t tokens);
+// only grows) under `m`: 2 bytes a value natively (bf16), 4 emulated (and fp16, which has no
+// native CPU path), none in fp32. The largest product is the FFN's, the fused QKV projection's
+// or a language-model head's over the vocabulary (each a tensor-parallel rank's slice).
+size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size_t tokens);
 
 // Products in `p` (on the given path) until the scope ends, then as before.
 class MatmulPrecisionScope {

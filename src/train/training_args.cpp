@@ -16,6 +16,7 @@
 #include "io/model_files.h"
 #include "train/distribution_args.h"
 #include "train/hf_other_args.h"
+#include "train/loss_scaler.h"
 #include "train/log_reporters.h"
 #include "train/training_args_help.h"
 #include "util/error.h"
@@ -245,12 +246,9 @@ void validate(TrainingArguments& a, const std::string& src) {
   if (a.half_precision_backend == "apex")
     fail(src, ": half_precision_backend: apex is NVIDIA's CUDA extension; strata has auto (also cpu_amp) and emulated");
   check_one_of(a.half_precision_backend, "half_precision_backend", {"auto", "cpu_amp", "emulated"}, src);
-  {
-    int exponent = 0;
-    if (!(a.fp16_init_scale > 0) || std::frexp(a.fp16_init_scale, &exponent) != 0.5)
-      fail(src, ": fp16_init_scale must be a power of two (the loss scale only doubles and halves, and a power of two "
-           "scales gradients exactly), got ", a.fp16_init_scale);
-  }
+  if (!is_power_of_two(a.fp16_init_scale))
+    fail(src, ": fp16_init_scale must be a power of two (the loss scale only doubles and halves, and a power of two "
+         "scales gradients exactly), got ", a.fp16_init_scale);
   if (a.fp16_growth_interval <= 0) fail(src, ": fp16_growth_interval must be positive, got ", a.fp16_growth_interval);
   auto positive = [&](double v, const char* n) {
     if (!(v > 0)) fail(src, ": ", n, " must be positive, got ", v);

@@ -50,6 +50,11 @@ void pack(const float* src, int ld, int rows, int cols, E* dst, Convert cvt) {
 
 float round_bf16(float x) { return bf16_to_float(float_to_bf16(x)); }
 float round_fp16(float x) { return half_to_float(float_to_half(x)); }
+float keep_fp32(float x) { return x; }
+using Rounding = float (*)(float);
+Rounding rounding(MatmulPrecision p) {
+  return p == MatmulPrecision::Bf16 ? round_bf16 : p == MatmulPrecision::Fp16 ? round_fp16 : keep_fp32;
+}
 
 // The stored shape of op(X) = X^t? [rows, cols]: op(A) is M x K, op(B) is K x N.
 struct Stored {
@@ -175,10 +180,9 @@ void set_matmul_precision(MatmulPrecision p, MatmulPath path) {
 MatmulPrecision matmul_precision() { return g_precision; }
 MatmulPath matmul_path() { return g_path; }
 
-std::string matmul_implementation() {
-  if (g_precision == MatmulPrecision::Fp32) return "fp32 GEMM";
-  if (g_path == MatmulPath::Emulated)
-    return std::string("emulated: inputs rounded to ") + precision_name(g_precision) + ", fp32 GEMM";
+std::string matmul_implementation(MatmulPrecision p, MatmulPath path) {
+  if (p == MatmulPrecision::Fp32) return "fp32 GEMM";
+  if (path == MatmulPath::Emulated) return std::string("emulated: inputs rounded to ") + precision_name(p) + ", fp32 GEMM";
   const dnnl::memory::desc x({64, 64}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ab);
   const dnnl::memory::desc y({64, 64}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(x, x, y), cpu_engine());
@@ -186,11 +190,8 @@ std::string matmul_implementation() {
 }
 
 void round_to_precision(MatmulPrecision p, const float* x, float* y, size_t n) {
-  switch (p) {
-    case MatmulPrecision::Fp32: std::copy_n(x, n, y); return;
-    case MatmulPrecision::Bf16: for (size_t i = 0; i < n; ++i) y[i] = round_bf16(x[i]); return;
-    case MatmulPrecision::Fp16: for (size_t i = 0; i < n; ++i) y[i] = round_fp16(x[i]); return;
-  }
+  const Rounding round = rounding(p);
+  for (size_t i = 0; i < n; ++i) y[i] = round(x[i]);
 }
 
 void half_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
@@ -201,9 +202,9 @@ void half_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* 
     thread_local std::vector<float> a, b;
     a.resize(static_cast<size_t>(sa.rows) * sa.cols);
     b.resize(static_cast<size_t>(sb.rows) * sb.cols);
-    const auto cvt = g_precision == MatmulPrecision::Bf16 ? round_bf16 : round_fp16;
-    pack(A, lda, sa.rows, sa.cols, a.data(), cvt);
-    pack(B, ldb, sb.rows, sb.cols, b.data(), cvt);
+    const Rounding round = rounding(g_precision);
+    pack(A, lda, sa.rows, sa.cols, a.data(), round);
+    pack(B, ldb, sb.rows, sb.cols, b.data(), round);
     plain_gemm(ta, tb, M, N, K, alpha, a.data(), sa.cols, b.data(), sb.cols, beta, C, ldc);
     return;
   }
