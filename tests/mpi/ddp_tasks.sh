@@ -8,10 +8,7 @@
 set -euo pipefail
 STRATA=${1:?usage: ddp_tasks.sh STRATA_BINARY SOURCE_DIR}
 SRC=${2:?}
-WORK=$(mktemp -d)
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
-echo "work dir: $WORK"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+source "$(dirname "$0")/work_dir.sh"  # $WORK (kept with KEEP=1), mpirun as root, one thread
 
 python3 - "$WORK" <<'PY'
 import json, os, sys

@@ -17,10 +17,7 @@ set -euo pipefail
 STRATA=${1:?usage: pipeline_equivalence.sh STRATA_BINARY SOURCE_DIR bert|gpt2}
 SRC=${2:?}
 FAMILY=${3:?}
-WORK=$(mktemp -d)
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
-echo "work dir: $WORK"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+source "$(dirname "$0")/work_dir.sh"  # $WORK (kept with KEEP=1), mpirun as root, one thread
 
 source "$(dirname "$0")/lm_jobs.sh"  # lm_model, job, $WORK/train.txt
 lm_model model 0.0
