@@ -18,6 +18,9 @@ PKGS=(
   libcli11-dev libprotobuf-dev protobuf-compiler
   # tests: GoogleTest, and python3 (standard library only) in the multi-process test scripts
   libgtest-dev python3
+  # the Python package (python/strata, docs/python.md): headers, pybind11 and a venv for its
+  # tests (Debian's numpy and pytest, and `datasets` from PyPI: scripts/install_python_env.sh)
+  python3-dev python3-venv python3-pip pybind11-dev python3-numpy python3-pytest
   # tests: Oniguruma, HF tokenizers' regex engine, as the oracle for strata's (RegexOracle)
   libonig-dev
   # fuzzing (scripts/fuzz_smoke.sh): clang with libFuzzer's runtime and the sanitizers
@@ -32,3 +35,6 @@ PKGS=(
 )
 source "$(dirname "$0")/apt_packages.sh"
 apt_packages "$@"
+if [[ ${1:-} != --print ]]; then
+  "$(dirname "$0")/install_python_env.sh"
+fi

@@ -18,6 +18,11 @@ std::string pack(const nlohmann::json& j) {
 
 nlohmann::json unpack(const std::string& bytes) { return nlohmann::json::from_msgpack(bytes); }
 
+PredictionArrays EvalPass::arrays() const {
+  fail("compute_metrics and prediction arrays are available for sequence classification; this task reports its own "
+       "metrics (eval_loss and the task's metrics) and writes its predictions to files (docs/python.md)");
+}
+
 namespace {
 
 int argmax(const float* x, int n) { return static_cast<int>(std::max_element(x, x + n) - x); }
@@ -96,8 +101,7 @@ class ClassificationPass final : public EvalPass {
   }
 
   std::string write_predictions(const std::string& dir, const std::string& prefix) const override {
-    std::vector<Prediction> sorted = rows_;
-    std::sort(sorted.begin(), sorted.end(), [](const Prediction& x, const Prediction& y) { return x.index < y.index; });
+    const std::vector<Prediction> sorted = in_dataset_order();
     // run_glue: predict_results_<task_name>.txt; run_classification: predict_results.txt
     const std::string name = prefix + "_results" + (task_name_.empty() ? "" : "_" + task_name_) + "." + format_;
     const std::string path = (std::filesystem::path(dir) / name).string();
@@ -106,7 +110,39 @@ class ClassificationPass final : public EvalPass {
     return path;
   }
 
+  // Logits [N, num_labels]; labels [N] (single-label, -100 where unknown) or [N, num_labels].
+  PredictionArrays arrays() const override {
+    const std::vector<Prediction> sorted = in_dataset_order();
+    const int64_t N = static_cast<int64_t>(sorted.size()), L = cfg_.num_labels;
+    PredictionArrays a;
+    a.predictions_shape = {N, L};
+    a.predictions.reserve(static_cast<size_t>(N * L));
+    bool any_label = false;
+    for (const Prediction& p : sorted) {
+      a.predictions.insert(a.predictions.end(), p.logits.begin(), p.logits.end());
+      any_label = any_label || p.label >= 0 || !p.target.empty();
+    }
+    if (!any_label) return a;
+    if (problem_ == ProblemType::SingleLabel || problem_ == ProblemType::Unset) {
+      a.labels_shape = {N};
+      for (const Prediction& p : sorted) a.int_labels.push_back(p.label >= 0 ? p.label : -100);
+    } else {
+      a.labels_shape = {N, L};
+      for (const Prediction& p : sorted) {
+        if (static_cast<int64_t>(p.target.size()) != L) fail("an example without labels among labelled ones");
+        a.float_labels.insert(a.float_labels.end(), p.target.begin(), p.target.end());
+      }
+    }
+    return a;
+  }
+
  private:
+  std::vector<Prediction> in_dataset_order() const {
+    std::vector<Prediction> sorted = rows_;
+    std::sort(sorted.begin(), sorted.end(), [](const Prediction& x, const Prediction& y) { return x.index < y.index; });
+    return sorted;
+  }
+
   const ModelConfig cfg_;
   const std::string format_, task_name_;
   ProblemType problem_ = ProblemType::Unset;

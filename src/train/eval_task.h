@@ -15,6 +15,7 @@
 #include "core/batch.h"
 #include "models/config.h"
 #include "models/model.h"
+#include "train/trainer_callback.h"
 
 namespace strata {
 
@@ -32,6 +33,10 @@ class EvalPass {
   // Writes the prediction files into `dir` (HF's names, `prefix` where HF puts one) and
   // returns the first one's path.
   virtual std::string write_predictions(const std::string& dir, const std::string& prefix) const = 0;
+  // Everything collected as HF's EvalPrediction arrays (compute_metrics, predict() in Python).
+  // Tasks that keep no per-example outputs (language modelling, token classification and
+  // question answering keep what their metrics need) fail naming what they offer instead.
+  virtual PredictionArrays arrays() const;
 };
 
 class EvalTask {

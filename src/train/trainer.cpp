@@ -135,16 +135,22 @@ double Trainer::all_sum(double v, const char* what) {
   return v;
 }
 
+void Trainer::notify(TrainerEvent event, const nlohmann::json& payload) {
+  if (callback_) callback_->on_event(event, state_, payload, control_);
+}
+
 void Trainer::log(nlohmann::json entry) {
   entry["step"] = state_.global_step;
   if (!entry.contains("epoch")) entry["epoch"] = round_sig(state_.epoch_float);
   if (args_.include_num_input_tokens_seen) entry["num_input_tokens_seen"] = state_.num_input_tokens_seen;
   state_.log_history.push_back(entry);  // every rank keeps it: any rank's state can resume
-  if (!is_main_process()) return;
-  io::append_to_file(log_path(), entry.dump() + "\n");
-  if (!reporters_) reporters_ = make_log_reporters(args_, fs::path(log_path()).parent_path().string());
-  for (const auto& r : *reporters_) r->log(entry, state_.log_history);
-  progress_message(entry.dump());
+  if (is_main_process()) {
+    io::append_to_file(log_path(), entry.dump() + "\n");
+    if (!reporters_) reporters_ = make_log_reporters(args_, fs::path(log_path()).parent_path().string());
+    for (const auto& r : *reporters_) r->log(entry, state_.log_history);
+    progress_message(entry.dump());
+  }
+  notify(TrainerEvent::Log, entry);
 }
 
 std::string Trainer::resolve_checkpoint(const std::string& spec) const {
@@ -250,6 +256,8 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   // second must not cost the checkpoint. A rank stuck past its grace period is killed.
   const SignalFlag stop_request({SIGTERM, SIGUSR1});
   int64_t tokens = 0;
+  control_ = {};
+  notify(TrainerEvent::TrainBegin);
 
   while (state_.global_step < max_steps && !stop) {
     if (!started || state_.batch_in_epoch == 0) {
@@ -325,6 +333,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     ++state_.steps_since_log;
     const bool epoch_end = state_.batch_in_epoch >= batches;
     bar.update(state_.global_step, cat("loss ", round_sig(loss)));
+    notify(TrainerEvent::StepEnd);
 
     const bool log_now = (a.logging_strategy == "steps" && state_.global_step % a.logging_steps == 0) ||
                          (a.logging_strategy == "epoch" && epoch_end) ||
@@ -345,21 +354,26 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
     if (epoch_end) {  // the next batch is the first of the next epoch
       ++state_.epoch;
       state_.batch_in_epoch = 0;
+      notify(TrainerEvent::EpochEnd);  // before the epoch's evaluation, as in HF's loop
     }
     maybe_evaluate_and_save(eval_data, eval_task, epoch_end, stop);
+    // A callback's stop: after this step's logging, evaluation and saving (HF's loop breaks there).
+    if (control_.should_training_stop) stop = true;
     if (state_.global_step == pause_step_ && state_.global_step < max_steps) wait_for_stop_request(stop_request, pause_step_, is_main_process());
     // The signal reaches the ranks at different moments: they agree on the step to stop after.
     // Every rank, pipeline stages included, must agree: the sum runs over the whole world.
-    double stops = stop_request.count() > 0 ? 1 : 0;
-    if (world_) world_->all_reduce_sum(&stops, 1, "stop request");
-    if (stops > 0 && state_.global_step < max_steps) {
+    const bool interrupt = callback_ && callback_->interrupt_requested();
+    double stops[2] = {stop_request.count() > 0 ? 1.0 : 0.0, interrupt ? 1.0 : 0.0};
+    if (world_) world_->all_reduce_sum(stops, 2, "stop request");
+    if ((stops[0] > 0 || stops[1] > 0) && state_.global_step < max_steps) {
       bar.finish();
       if (last_saved_step_ != state_.global_step) save_checkpoint_now(false);
       const std::string path = checkpoint_dir(a.output_dir, state_.global_step);
+      const int signal_number = stops[0] > 0 ? stop_request.first_signal() : SIGINT;
       if (is_main_process())
-        progress_message(cat("stop requested (signal ", stop_request.first_signal(), "): stopped after step ",
-                             state_.global_step, " of ", max_steps, "; resume from ", path));
-      throw TrainingInterrupted{path, state_.global_step, stop_request.first_signal()};
+        progress_message(cat("stop requested (signal ", signal_number, "): stopped after step ", state_.global_step,
+                             " of ", max_steps, "; resume from ", path));
+      throw TrainingInterrupted{path, state_.global_step, signal_number};
     }
   }
   bar.finish();
@@ -393,6 +407,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   if (is_main_process())
     io::write_file_atomic((fs::path(a.output_dir) / "trainer_state.json").string(), io::python_json(state_.hf_json()) + "\n");
   report_measured_memory();
+  notify(TrainerEvent::TrainEnd);
   return results;
 }
 
@@ -531,6 +546,7 @@ void Trainer::maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* ev
   if (eval_now) {
     const nlohmann::json m = evaluate(*eval_data, "eval", eval_task);
     log(m);
+    notify(TrainerEvent::Evaluate, m);
     const std::string key = a.best_metric_key();
     if (!a.metric_for_best_model.empty()) {
       if (!m.contains(key)) fail("metric_for_best_model '", a.metric_for_best_model, "': evaluation reports ", m.dump());
@@ -574,6 +590,7 @@ void Trainer::save_checkpoint_now(bool training_stops) {
   if (!is_main_process()) write_optimizer("");  // sends this rank's slice to rank 0, if it has one to write
   if (world_) world_->barrier("checkpoint written");
   last_saved_step_ = state_.global_step;
+  notify(TrainerEvent::Save, {{"checkpoint", checkpoint_dir(a.output_dir, state_.global_step)}});
 }
 
 nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix, const EvalTask* task) {
@@ -631,6 +648,11 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   }
   PassResult r;
   pass->metrics(prefix, norm > 0 ? loss_sum / norm : std::nan(""), r.metrics);
+  if (compute_metrics_) {  // HF: keys get the prefix unless they have it
+    const nlohmann::json extra = compute_metrics_(pass->arrays());
+    if (!extra.is_object()) fail("compute_metrics returned ", extra.dump(), "; expected a dict of metric name -> number");
+    for (const auto& [k, v] : extra.items()) r.metrics[k.rfind(prefix + "_", 0) == 0 ? k : prefix + "_" + k] = v;
+  }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.metrics[prefix + "_runtime"] = round_sig(secs);
   r.metrics[prefix + "_samples_per_second"] = round_sig(data.num_examples() / std::max(secs, 1e-9));

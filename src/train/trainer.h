@@ -25,6 +25,7 @@
 #include "train/optimizer.h"
 #include "train/pipeline_stages.h"
 #include "train/pipeline_step.h"
+#include "train/trainer_callback.h"
 #include "train/training_args.h"
 
 namespace strata {
@@ -93,6 +94,11 @@ class Trainer {
   // before the ranks agree whether to stop: an interruption sent once rank 0 logs that it
   // waits (core/exit_status.h) stops the run after exactly that step. -1: no pause.
   void pause_after_step(int64_t step) { pause_step_ = step; }
+  // The events of train() go to `callback` (trainer_callback.h; null: none). Not owned.
+  void set_callback(TrainerCallback* callback) { callback_ = callback; }
+  // Metrics of every evaluation and prediction pass, besides the task's own (HF's
+  // compute_metrics): in train()'s evaluations too, so metric_for_best_model may name them.
+  void set_compute_metrics(ComputeMetrics f) { compute_metrics_ = std::move(f); }
   // This rank's memory plan for batches of B x T under the run's settings: its pipeline
   // stage's, with its replica threads (memory_plan.h).
   RankMemoryPlan memory_plan(int B, int T, EvalShape eval) const { return memory_plan(B, T, eval, args_); }
@@ -124,6 +130,7 @@ class Trainer {
   std::string resolve_checkpoint(const std::string& spec) const;
 
   double all_sum(double v, const char* what);
+  void notify(TrainerEvent event, const nlohmann::json& payload = nlohmann::json::object());
 
   TrainingArguments args_;
   MixedPrecision precision_;  // the products' precision in training and evaluation
@@ -146,6 +153,9 @@ class Trainer {
   std::unique_ptr<EvalTask> default_task_;  // built on first use: tasks that need data have none
   int64_t last_saved_step_ = -1;
   int64_t pause_step_ = -1;
+  TrainerCallback* callback_ = nullptr;
+  TrainerControl control_;  // what the callback asked during the current train()
+  ComputeMetrics compute_metrics_;
   // report_to's reporters, made at the first log entry so a run that logs nothing writes no files.
   std::optional<std::vector<std::unique_ptr<LogReporter>>> reporters_;
 };

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <mutex>
 #include <thread>
 
 namespace strata {
@@ -61,18 +62,43 @@ SignalFlag::~SignalFlag() {
 int SignalFlag::count() const { return g_count.load(); }
 int SignalFlag::first_signal() const { return g_first.load(); }
 
-void deliver_signals_to_an_idle_thread() {
+namespace {
+
+sigset_t routed_set() {
   sigset_t set;
   sigemptyset(&set);
-  for (int s : kRouted) {
-    install(s);
-    sigaddset(&set, s);
-  }
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([set] {
-    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-    for (;;) pause();
-  }).detach();
+  for (int s : kRouted) sigaddset(&set, s);
+  return set;
 }
+
+// Once per process: a thread that blocks none of the routed signals and does nothing else,
+// so the kernel hands them to it while the threads that compute block them.
+void start_idle_signal_thread() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::thread([] {
+      const sigset_t set = routed_set();
+      pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+      for (;;) pause();
+    }).detach();
+  });
+}
+
+}  // namespace
+
+void deliver_signals_to_an_idle_thread() {
+  for (int s : kRouted) install(s);
+  const sigset_t set = routed_set();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  start_idle_signal_thread();
+}
+
+SignalsOffThisThread::SignalsOffThisThread() {
+  start_idle_signal_thread();
+  const sigset_t set = routed_set();
+  pthread_sigmask(SIG_BLOCK, &set, &previous_);
+}
+
+SignalsOffThisThread::~SignalsOffThisThread() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
 
 }  // namespace strata

@@ -3,6 +3,7 @@
 // or `kill` sends) and SIGUSR1 (what mpirun forwards to every rank: it turns its own SIGTERM
 // into a kill without grace); the job runner turns Ctrl-C into a graceful stop.
 #pragma once
+#include <csignal>
 #include <initializer_list>
 
 namespace strata {
@@ -30,5 +31,22 @@ class SignalFlag {
 // ten under load, in this gVisor sandbox); on the idle thread it never did (docs/jobs.md).
 // Without a SignalFlag alive the signals still terminate the process as by default.
 void deliver_signals_to_an_idle_thread();
+
+// The same routing for a scope, leaving the handlers as they are: while alive, SIGTERM,
+// SIGUSR1 and SIGINT are blocked in this thread (and so in the threads it starts meanwhile,
+// which keep them blocked), and the idle thread takes them. For the Python module: Python's
+// own SIGINT handler then runs on the idle thread and only sets the flag Python polls, and
+// no system call of the computing threads is interrupted (Python installs its handler
+// without SA_RESTART: a read or write in the data loader would fail with EINTR).
+class SignalsOffThisThread {
+ public:
+  SignalsOffThisThread();
+  ~SignalsOffThisThread();
+  SignalsOffThisThread(const SignalsOffThisThread&) = delete;
+  SignalsOffThisThread& operator=(const SignalsOffThisThread&) = delete;
+
+ private:
+  sigset_t previous_;
+};
 
 }  // namespace strata
