@@ -20,7 +20,7 @@ PKGS=(
   libgtest-dev python3
   # the Python package (python/strata, docs/python.md): headers, pybind11 and a venv for its
   # tests (Debian's numpy and pytest, and `datasets` from PyPI: scripts/install_python_env.sh)
-  python3-dev python3-venv python3-pip pybind11-dev python3-numpy python3-pytest
+  python3-dev python3-venv python3-pip pybind11-dev python3-numpy python3-pytest python3-yaml
   # tests: Oniguruma, HF tokenizers' regex engine, as the oracle for strata's (RegexOracle)
   libonig-dev
   # fuzzing (scripts/fuzz_smoke.sh): clang with libFuzzer's runtime and the sanitizers
