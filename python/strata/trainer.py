@@ -16,10 +16,12 @@ PredictionOutput = namedtuple("PredictionOutput", ["predictions", "label_ids", "
 
 
 class EvalPrediction:
-    """What ``compute_metrics`` gets, as in HF: ``predictions`` (the logits, numpy float32,
-    [examples, labels]) and ``label_ids`` (numpy int64 [examples], -100 where an example has
-    no label; float32 [examples, labels] for regression and multi-label; None without
-    labels), in dataset order. Unpacks as ``logits, labels = eval_pred``."""
+    """What ``compute_metrics`` gets, as in HF, in dataset order: ``predictions`` (the logits,
+    numpy float32: [examples, labels]; token classification [examples, tokens, tags]) and
+    ``label_ids`` (numpy int64 [examples], -100 where an example has no label; float32
+    [examples, labels] for regression and multi-label; token classification int64 [examples,
+    tokens], -100 on untagged tokens and padding; None without labels). Unpacks as
+    ``logits, labels = eval_pred``."""
 
     def __init__(self, predictions, label_ids):
         self.predictions = predictions

@@ -251,3 +251,39 @@ def test_bad_input_raises_and_leaves_no_partial_output(tmp_path, spam):
     t = make_trainer(tmp_path, spam, name="cbfail", logging_steps=2, save_strategy="no", callbacks=[Failing()])
     with pytest.raises(KeyError, match="callback failed"):
         t.train()
+
+
+def test_compute_metrics_for_token_classification(tmp_path):
+    """run_ner's shape: logits [N, T, tags] and labels [N, T], -100 off the labelled tokens."""
+    import gzip
+    pos = os.path.join(os.path.dirname(SPAM), "pos")
+
+    def rows(split, n):
+        with gzip.open(os.path.join(pos, "data", f"{split}.jsonl.gz"), "rt") as f:
+            return [{"tokens": r["tokens"][:20], "tags": r["tags"][:20]} for r in map(json.loads, f.readlines()[:n])]
+
+    train = rows("train", 200)
+    tags = sorted({t for r in train for t in r["tags"]})
+    known = lambda rs: [r for r in rs if set(r["tags"]) <= set(tags)]  # noqa: E731
+    validation, test = known(rows("validation", 40))[:16], known(rows("test", 40))[:8]
+    seen = []
+
+    def compute_metrics(p):
+        logits, labels = p
+        kept = labels != -100
+        seen.append((logits.shape, labels.shape))
+        return {"token_hits": int((logits.argmax(-1)[kept] == labels[kept]).sum()), "tokens": int(kept.sum())}
+
+    args = strata.TrainingArguments(**trainer_kwargs(tmp_path / "pos", task="token-classification",
+                                                     num_train_epochs=1, eval_strategy="epoch", save_strategy="no"))
+    t = strata.Trainer(model=os.path.join(pos, "bert-pos"), tokenizer=os.path.join(os.path.dirname(SPAM),
+                       "tokenizers", "bert-wordpiece-8k"), args=args, train_dataset=train,
+                       eval_dataset=validation, compute_metrics=compute_metrics)
+    t.train()
+    (shape, label_shape), = seen
+    assert shape[0] == 16 and shape[2] == len(tags) and label_shape == shape[:2]
+    e = [e for e in t.state.log_history if "eval_loss" in e][0]
+    assert 0 < e["eval_tokens"] <= sum(len(r["tokens"]) for r in validation)  # first tokens of words within 32
+    assert e["eval_accuracy"] == pytest.approx(e["eval_token_hits"] / e["eval_tokens"])
+    out = t.predict(test)
+    assert out.predictions.shape[0] == 8 and out.label_ids.shape == out.predictions.shape[:2]

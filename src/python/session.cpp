@@ -195,7 +195,7 @@ class Session {
         task = extra->task;
       }
       if (!data) fail("no ", eval ? "eval_dataset" : "test_dataset", " to ", eval ? "evaluate" : "predict", " on");
-      r = session_->trainer().predict(*data, eval ? "eval" : "test", task);
+      r = session_->trainer().predict(*data, eval ? "eval" : "test", task, arrays);
     });
     if (!arrays) return py::make_tuple(r.metrics.dump(), py::none(), py::none());
     PredictionArrays a;

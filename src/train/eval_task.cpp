@@ -19,8 +19,8 @@ std::string pack(const nlohmann::json& j) {
 nlohmann::json unpack(const std::string& bytes) { return nlohmann::json::from_msgpack(bytes); }
 
 PredictionArrays EvalPass::arrays() const {
-  fail("compute_metrics and prediction arrays are available for sequence classification; this task reports its own "
-       "metrics (eval_loss and the task's metrics) and writes its predictions to files (docs/python.md)");
+  fail("compute_metrics and prediction arrays are available for sequence and token classification; this task reports "
+       "its own metrics (eval_loss and the task's metrics) and writes its predictions to files (docs/python.md)");
 }
 
 namespace {

@@ -37,6 +37,10 @@ class EvalPass {
   // Tasks that keep no per-example outputs (language modelling, token classification and
   // question answering keep what their metrics need) fail naming what they offer instead.
   virtual PredictionArrays arrays() const;
+  // Asks the pass, before its first add(), to keep what arrays() needs where its metrics need
+  // less (token classification keeps each token's logits then). Called when compute_metrics is
+  // set or a caller wants the arrays.
+  virtual void keep_arrays() {}
 };
 
 class EvalTask {

@@ -7,6 +7,7 @@
 
 #include "io/files.h"
 #include "train/seqeval.h"
+#include "util/error.h"
 
 namespace strata {
 
@@ -15,6 +16,9 @@ namespace {
 struct Row {
   std::vector<int32_t> predicted, gold;  // at the labelled positions
   std::vector<int32_t> word_tags;        // each word's tag, at its first token
+  // With keep_arrays(): every position's logits [T, num_labels] and label (-100: none).
+  std::vector<float> logits;
+  std::vector<int32_t> labels;
 };
 
 class TokenClsPass final : public EvalPass {
@@ -38,6 +42,10 @@ class TokenClsPass final : public EvalPass {
         const int32_t word = b.word_ids.empty() ? -1 : b.word_ids[at];
         if (word >= 0 && word != last_word) row.word_tags.push_back(tag);
         if (word >= 0) last_word = word;
+        if (keep_arrays_) {
+          row.logits.insert(row.logits.end(), x, x + L);
+          row.labels.push_back(b.labels.empty() ? -100 : b.labels[at]);
+        }
       }
       rows_[b.example_ids.empty() ? rows_.size() : b.example_ids[r]] = std::move(row);
     }
@@ -45,14 +53,15 @@ class TokenClsPass final : public EvalPass {
 
   std::string serialize() const override {
     nlohmann::json j = nlohmann::json::array();
-    for (const auto& [i, r] : rows_) j.push_back({i, r.predicted, r.gold, r.word_tags});
+    for (const auto& [i, r] : rows_) j.push_back({i, r.predicted, r.gold, r.word_tags, r.logits, r.labels});
     return pack(j);
   }
 
   void merge(const std::string& bytes) override {
     for (const auto& e : unpack(bytes))
       rows_[e[0].get<size_t>()] = {e[1].get<std::vector<int32_t>>(), e[2].get<std::vector<int32_t>>(),
-                                   e[3].get<std::vector<int32_t>>()};
+                                   e[3].get<std::vector<int32_t>>(), e[4].get<std::vector<float>>(),
+                                   e[5].get<std::vector<int32_t>>()};
   }
 
   void metrics(const std::string& prefix, double loss, nlohmann::json& out) const override {
@@ -81,6 +90,35 @@ class TokenClsPass final : public EvalPass {
     return path;
   }
 
+  void keep_arrays() override { keep_arrays_ = true; }
+
+  // As HF's Trainer concatenates token-classification outputs: logits [N, T, num_labels] and
+  // labels [N, T], T the longest example's padded length, shorter rows padded with -100.
+  PredictionArrays arrays() const override {
+    if (!keep_arrays_) fail("token classification kept no logits (keep_arrays() was not asked before the pass)");
+    const int64_t L = static_cast<int64_t>(names_.size()), N = static_cast<int64_t>(rows_.size());
+    int64_t T = 0;
+    bool labelled = false;
+    for (const auto& [i, r] : rows_) {
+      T = std::max(T, static_cast<int64_t>(r.labels.size()));
+      labelled = labelled || std::any_of(r.labels.begin(), r.labels.end(), [](int32_t l) { return l != -100; });
+    }
+    PredictionArrays a;
+    a.predictions_shape = {N, T, L};
+    a.predictions.assign(static_cast<size_t>(N * T * L), -100.0f);
+    if (labelled) {
+      a.labels_shape = {N, T};
+      a.int_labels.assign(static_cast<size_t>(N * T), -100);
+    }
+    int64_t n = 0;
+    for (const auto& [i, r] : rows_) {
+      std::copy(r.logits.begin(), r.logits.end(), a.predictions.begin() + n * T * L);
+      if (labelled) std::copy(r.labels.begin(), r.labels.end(), a.int_labels.begin() + n * T);
+      ++n;
+    }
+    return a;
+  }
+
  private:
   std::vector<std::string> names_of(const std::vector<int32_t>& ids) const {
     std::vector<std::string> out;
@@ -90,6 +128,7 @@ class TokenClsPass final : public EvalPass {
 
   const std::vector<std::string>& names_;
   const bool entity_level_;
+  bool keep_arrays_ = false;
   std::map<size_t, Row> rows_;  // by dataset index: dataset order, each example once
 };
 

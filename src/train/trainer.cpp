@@ -597,7 +597,8 @@ nlohmann::json Trainer::evaluate(BatchStream& data, const std::string& prefix, c
   return predict(data, prefix, task).metrics;
 }
 
-Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefix, const EvalTask* task) {
+Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefix, const EvalTask* task,
+                                     bool keep_arrays) {
   const MatmulPrecisionScope products(precision_.eval, precision_.path);
   if (!task) {
     if (!default_task_) default_task_ = default_eval_task(model_->config(), args_.predict_output_format, args_.task_name);
@@ -606,6 +607,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   const auto t0 = std::chrono::steady_clock::now();
   data.start(0, 0);
   std::unique_ptr<EvalPass> pass = task->start();
+  if (keep_arrays || compute_metrics_) pass->keep_arrays();
   double loss_sum = 0, norm = 0;
   Batch b;
   while (data.next(b)) {
@@ -625,6 +627,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   pipe_->finish_infer();
   if (comm_ && (!pipeline_ || pipe_->is_last())) {  // every replica saw its shard: the union, on every replica
     std::unique_ptr<EvalPass> all = task->start();
+    if (keep_arrays || compute_metrics_) all->keep_arrays();
     for (const std::string& p : comm_->all_gather_bytes(pass->serialize(), "evaluation outputs")) all->merge(p);
     pass = std::move(all);
     loss_sum = all_sum(loss_sum, "evaluation loss");
@@ -643,6 +646,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
     norm = sums[1];
     if (!pipe_->is_last()) {
       pass = task->start();
+      if (keep_arrays || compute_metrics_) pass->keep_arrays();
       pass->merge(bytes);
     }
   }

@@ -76,7 +76,9 @@ class Trainer {
     nlohmann::json metrics;
     std::unique_ptr<EvalPass> outputs;
   };
-  PassResult predict(BatchStream& data, const std::string& prefix = "predict", const EvalTask* task = nullptr);
+  // `keep_arrays`: the outputs keep what EvalPass::arrays() needs (compute_metrics asks it too).
+  PassResult predict(BatchStream& data, const std::string& prefix = "predict", const EvalTask* task = nullptr,
+                     bool keep_arrays = false);
 
   Model<float>& model() { return *model_; }
   const PipelineStep& pipeline() const { return *pipe_; }  // this rank's stage (one stage without a pipeline)
