@@ -1,18 +1,23 @@
 // The job layer's parts on their own (src/jobs/): the spec and its checks, the instance
 // catalog, billing arithmetic, the checkpoint store's atomic upload and download, the plan
-// (ranks, threads, hostfile slots, missing Slurm tools), and the Slurm batch script. The
+// (ranks, threads, hostfile slots, missing Slurm tools), the Slurm batch script, and what a
+// script entry point is given (arguments, SM_* variables). The
 // runners themselves are tested end to end by tests/jobs/*.sh.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
+#include "jobs/attempt.h"
 #include "jobs/billing.h"
 #include "jobs/checkpoint_store.h"
 #include "jobs/instance_catalog.h"
 #include "jobs/job_plan.h"
 #include "jobs/job_record.h"
 #include "jobs/job_spec.h"
+#include "jobs/script_entry.h"
 #include "jobs/slurm.h"
 #include "test_util_fs.h"
 
@@ -105,6 +110,147 @@ TEST(JobSpec, HyperparametersOverrideTheTrainingConfigAsSetDoes) {
                      "{model_name_or_path: m, train_file: t, output_dir: o, distribution: {dataparallel: {enabled: true}}}\n",
                      "job.yaml");
   expect_error([&] { effective_training_config(s, {}); }, {"distribution is set both here and in", "keep one"});
+}
+
+// A spec whose ranks run `script` (a path), with `extra` lines appended.
+std::string script_spec(const std::string& script, const std::string& extra = "") {
+  return "instance_type: local.c1\nentry_point: " + script + "\n" + extra;
+}
+
+TEST(JobSpec, EntryPointRunsAScriptInsteadOfATrainingConfig) {
+  test::ScratchDir dir;
+  const std::string script = dir.path("train.py");
+  write_text(script, "print('hi')\n");
+  const JobSpec s = parse_job_spec(script_spec(script, "hyperparameters: {epochs: 3}\n"), "job.yaml");
+  EXPECT_TRUE(s.runs_script());
+  EXPECT_EQ(s.entry_point, script);
+  EXPECT_EQ(s.python, "python3");
+  EXPECT_TRUE(s.training_config_yaml.empty());
+  EXPECT_FALSE(parse_job_spec(spec_text(), "job.yaml").runs_script());
+  EXPECT_EQ(parse_job_spec(script_spec(script, "python: /opt/py/bin/python\n"), "job.yaml").python, "/opt/py/bin/python");
+
+  expect_error([&] { parse_job_spec(spec_text("entry_point: " + script + "\n"), "job.yaml"); },
+               {"job.yaml line 3", "entry_point (a Python script) and training_config", "are alternatives; keep one"});
+  expect_error([] { parse_job_spec("instance_type: local.c1\n", "job.yaml"); },
+               {"job.yaml: training_config or entry_point is required"});
+  expect_error([&] { parse_job_spec(script_spec(dir.path("nope.py")), "job.yaml"); },
+               {"job.yaml line 2: entry_point " + dir.path("nope.py") + " does not exist"});
+  expect_error([&] { parse_job_spec(script_spec(dir.path()), "job.yaml"); },
+               {"job.yaml line 2: entry_point " + dir.path() + " is not a file"});
+  expect_error([&] { parse_job_spec(script_spec(dir.path("train.yaml")), "job.yaml"); },
+               {"entry_point runs a Python script", "looks like a strata train configuration: give it as training_config"});
+  expect_error([] { parse_job_spec(spec_text("python: python3\n"), "job.yaml"); },
+               {"job.yaml line 3: python is the interpreter of entry_point, and this job has none"});
+}
+
+TEST(JobSpec, YamlToJsonTypesPlainScalarsAsYaml12Does) {
+  const nlohmann::json j = yaml_to_json(
+      "{i: 3, f: 5e-5, g: 1.5, t: true, F: False, n: null, e: ~, s: abc, q: '3', qt: 'true', inf: .inf, "
+      "list: [1, x], map: {a: 0x10}}",
+      "t.yaml");
+  EXPECT_EQ(j["i"], 3);
+  EXPECT_TRUE(j["i"].is_number_integer());
+  EXPECT_DOUBLE_EQ(j["f"].get<double>(), 5e-5);
+  EXPECT_DOUBLE_EQ(j["g"].get<double>(), 1.5);
+  EXPECT_EQ(j["t"], true);
+  EXPECT_EQ(j["F"], false);
+  EXPECT_TRUE(j["n"].is_null());
+  EXPECT_TRUE(j["e"].is_null());
+  EXPECT_EQ(j["s"], "abc");
+  EXPECT_EQ(j["q"], "3");  // quoted: a string
+  EXPECT_EQ(j["qt"], "true");
+  EXPECT_EQ(j["inf"], ".inf");  // JSON has no infinity
+  EXPECT_EQ(j["list"], nlohmann::json::parse(R"([1, "x"])"));
+  EXPECT_EQ(j["map"]["a"], "0x10");  // not a YAML 1.2 core int
+}
+
+TEST(ScriptEntry, HyperparametersAreArgumentsAsSageMakersToolkitPassesThem) {
+  const JobSpec s = parse_job_spec(
+      spec_text("hyperparameters: {learning_rate: 5e-5, epochs: 3, fp16: true, debug: False, name: 'a b', q: '3', k: 1}\n"),
+      "job.yaml");
+  // Sorted by name, a one-letter name with one dash, booleans as Python writes them.
+  EXPECT_EQ(script_arguments(s.hyperparameters),
+            (std::vector<std::string>{"--debug", "False", "--epochs", "3", "--fp16", "True", "-k", "1", "--learning_rate",
+                                      "5e-5", "--name", "a b", "-q", "3"}));
+  const nlohmann::json hps = typed_hyperparameters(s.hyperparameters, "job.yaml");
+  EXPECT_EQ(hps, nlohmann::json::parse(
+                     R"({"learning_rate": 5e-5, "epochs": 3, "fp16": true, "debug": false, "name": "a b", "q": "3", "k": 1})"));
+}
+
+TEST(ScriptEntry, EachRankKnowsItsHost) {
+  std::map<std::string, std::string> vars;
+  const EnvLookup env = [&](const char* n) { return vars.count(n) ? vars.at(n).c_str() : nullptr; };
+  const auto no_slurm = [](const std::string&) -> std::vector<std::string> { ADD_FAILURE(); return {}; };
+  JobPlan p;
+  p.instance_count = 2;
+  p.ranks_per_host = 2;
+  vars["OMPI_COMM_WORLD_RANK"] = "3";  // mpirun fills the hosts in order
+  RankPlace r = rank_place(p, env, no_slurm);
+  EXPECT_EQ(r.rank, 3);
+  EXPECT_EQ(r.hosts, (std::vector<std::string>{"algo-1", "algo-2"}));  // SageMaker's names: all are this machine
+  EXPECT_EQ(r.current_host, "algo-2");
+  p.backend = Backend::Hostfile;
+  p.hosts = {"node1", "node2"};
+  vars["OMPI_COMM_WORLD_RANK"] = "1";
+  r = rank_place(p, env, no_slurm);
+  EXPECT_EQ(r.hosts, p.hosts);
+  EXPECT_EQ(r.current_host, "node1");
+  p.backend = Backend::Slurm;
+  vars = {{"SLURM_PROCID", "2"}, {"SLURM_JOB_NODELIST", "n[1-2]"}, {"SLURMD_NODENAME", "n2"}};
+  r = rank_place(p, env, [](const std::string& list) {
+    EXPECT_EQ(list, "n[1-2]");
+    return std::vector<std::string>{"n1", "n2"};
+  });
+  EXPECT_EQ(r.rank, 2);
+  EXPECT_EQ(r.hosts, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(r.current_host, "n2");
+  vars.clear();  // a lone rank, started by the runner itself
+  p.backend = Backend::Local;
+  p.instance_count = 1;
+  r = rank_place(p, env, no_slurm);
+  EXPECT_EQ(r.rank, 0);
+  EXPECT_EQ(r.current_host, "algo-1");
+}
+
+TEST(ScriptEntry, TheEnvironmentIsSageMakersPlusTheCheckpoints) {
+  JobPlan p;
+  p.name = "spam-1";
+  p.job_dir = "/jobs/spam-1";
+  p.local_dir = "/jobs/spam-1/work";
+  p.entry_point = "/src/train.py";
+  p.python = "python3";
+  p.threads_per_rank = 2;
+  p.ranks_per_host = 2;
+  p.script_arguments = {"--epochs", "3", "-k", "x"};
+  p.hyperparameters = {{"epochs", 3}, {"k", "x"}};
+  const RankPlace place{1, {"algo-1", "algo-2"}, "algo-2"};
+  std::map<std::string, std::string> env;
+  for (const std::string& kv : script_environment(p, place, "", {{"train", "/data/train.csv"}}))
+    env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  EXPECT_EQ(env["SM_MODEL_DIR"], "/jobs/spam-1/output/model");
+  EXPECT_EQ(env["SM_OUTPUT_DATA_DIR"], "/jobs/spam-1/output/data");
+  EXPECT_EQ(env["SM_CHECKPOINT_DIR"], "/jobs/spam-1/work");
+  EXPECT_EQ(nlohmann::json::parse(env["SM_HPS"]), p.hyperparameters);
+  EXPECT_EQ(env["SM_HP_EPOCHS"], "3");
+  EXPECT_EQ(env["SM_HP_K"], "x");
+  EXPECT_EQ(env["SM_NUM_GPUS"], "0");
+  EXPECT_EQ(env["SM_NUM_CPUS"], "4");
+  EXPECT_EQ(env["OMP_NUM_THREADS"], "2");
+  EXPECT_EQ(env["SM_HOSTS"], R"(["algo-1","algo-2"])");
+  EXPECT_EQ(env["SM_CURRENT_HOST"], "algo-2");
+  EXPECT_EQ(env["SM_CHANNELS"], R"(["train"])");
+  EXPECT_EQ(env["SM_MODULE_NAME"], "train");
+  EXPECT_EQ(env["TRAINING_JOB_NAME"], "spam-1");
+  EXPECT_EQ(env.count("STRATA_RESUME_FROM_CHECKPOINT"), 0u);  // a fresh start
+  const nlohmann::json t = nlohmann::json::parse(env["SM_TRAINING_ENV"]);
+  EXPECT_EQ(t["channel_input_dirs"]["train"], "/data/train.csv");
+  EXPECT_EQ(t["is_master"], false);  // algo-1 is
+  EXPECT_EQ(t["master_hostname"], "algo-1");
+  EXPECT_EQ(t["user_entry_point"], "train.py");
+  const auto resumed = script_environment(p, place, "/jobs/spam-1/work/checkpoint-7", {});
+  EXPECT_NE(std::find(resumed.begin(), resumed.end(), "STRATA_RESUME_FROM_CHECKPOINT=/jobs/spam-1/work/checkpoint-7"),
+            resumed.end());
+  EXPECT_EQ(script_argv(p), (std::vector<std::string>{"python3", "/src/train.py", "--epochs", "3", "-k", "x"}));
 }
 
 TEST(InstanceCatalog, ShipsTheSeedPricesAndChecksEntries) {
@@ -270,6 +416,35 @@ TEST_F(Plan, SlurmNeedsItsClient) {
   expect_error([&] { make_plan(inputs("backend: slurm\n")); },
                {"spec.yaml: backend slurm needs sbatch, which is not on PATH"});
   setenv("PATH", saved.c_str(), 1);
+}
+
+TEST_F(Plan, AScriptEntryPointRunsThroughTheRankWrapper) {
+  PlanInputs in = inputs("");
+  write_text(dir_.path("train.py"), "print('hi')\n");
+  write_text(dir_.path("spec.yaml"), "instance_type: local.c1\nentry_point: " + dir_.path("train.py") +
+                                         "\nhyperparameters: {epochs: 2}\ndistribution: {mpi: {enabled: true}}\n"
+                                         "output_path: " + dir_.path("jobs") + "\n");
+  in.spec = load_job_spec(dir_.path("spec.yaml"));
+  const PlannedJob pj = make_plan(in);
+  EXPECT_TRUE(pj.plan.runs_script());
+  EXPECT_EQ(pj.plan.entry_point, dir_.path("train.py"));
+  EXPECT_EQ(pj.plan.script_arguments, (std::vector<std::string>{"--epochs", "2"}));
+  EXPECT_EQ(pj.plan.distribution, nlohmann::json::parse(R"({"mpi": {"enabled": true}})"));
+  EXPECT_TRUE(pj.training_yaml.empty());
+  EXPECT_EQ(JobPlan::from_json(pj.plan.to_json()).to_json(), pj.plan.to_json());
+  EXPECT_EQ(rank_command(pj.plan, ""), (std::vector<std::string>{"strata", "job", "script-rank", pj.plan.job_dir}));
+  EXPECT_EQ(rank_command(pj.plan, "/c/checkpoint-5"),
+            (std::vector<std::string>{"strata", "job", "script-rank", pj.plan.job_dir, "--resume", "/c/checkpoint-5"}));
+  // A plan.json written before script entry points reads as a strata train job.
+  nlohmann::json old = pj.plan.to_json();
+  for (const char* key : {"entry_point", "python", "script_arguments", "hyperparameters", "distribution"}) old.erase(key);
+  EXPECT_FALSE(JobPlan::from_json(old).runs_script());
+
+  in.spec.python = dir_.path("no-python");
+  expect_error([&] { make_plan(in); },
+               {"python '" + dir_.path("no-python") + "' (the interpreter of entry_point) is not an executable file"});
+  in.spec.python = "no-such-python3";
+  expect_error([&] { make_plan(in); }, {"python 'no-such-python3'", "is not on PATH; set python: to its path"});
 }
 
 TEST_F(Plan, TheRunnerOwnsResume) {

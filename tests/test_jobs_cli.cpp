@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "test_util_fs.h"
 
 namespace strata {
@@ -104,6 +106,58 @@ TEST_F(JobCli, DryRunPrintsThePlanAndCreatesNothing) {
                            "limits        max_run 3600 s, max_wait 7200 s, grace 120 s\n"})
     EXPECT_NE(r.out.find(line), std::string::npos) << "'" << line << "' not in:\n" << r.out;
   EXPECT_FALSE(fs::exists(dir_.path("jobs")));
+}
+
+TEST_F(JobCli, ScriptEntryPointDryRunPrintsItsCommandLine) {
+  write_text(dir_.path("train.py"), "import sys\n");
+  write_text(dir_.path("script.yaml"), "instance_type: local.c2\nentry_point: " + dir_.path("train.py") +
+                                           "\nhyperparameters: {epochs: 3, fp16: true, name: 'a b'}\noutput_path: " +
+                                           dir_.path("jobs") + "\n");
+  const auto r = run_strata({"job", "run", dir_.path("script.yaml"), "--job-name", "s1", "--dry-run"}, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = {
+      "memory        not estimated (the script builds its own model)\n",
+      "script        python3 " + dir_.path("train.py") + " --epochs 3 --fp16 True --name 'a b'\n",
+      "ranks         1: 1 per instance, 2 thread(s) each\n"};
+  for (const std::string& line : lines)
+    EXPECT_NE(r.out.find(line), std::string::npos) << "'" << line << "' not in:\n" << r.out;
+  EXPECT_EQ(r.out.find("training      "), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_.path("jobs")));
+}
+
+TEST_F(JobCli, ScriptEntryPointMustExistAndRunAlone) {
+  write_text(dir_.path("train.py"), "import sys\n");
+  expect_refused("instance_type: local.c1\nentry_point: " + dir_.path("train.py") + "\n",
+                 {"job.yaml line 4: entry_point (a Python script) and training_config", "keep one"});
+  // The script alone (no training_config line), missing, or with an interpreter that is not there.
+  auto run_script_spec = [&](const std::string& lines) {
+    write_text(dir_.path("job.yaml"), "instance_type: local.c1\noutput_path: " + dir_.path("jobs") + "\n" + lines);
+    return run_strata({"job", "run", dir_.path("job.yaml")}, dir_);
+  };
+  expect_command_error(run_script_spec("entry_point: " + dir_.path("missing.py") + "\n"),
+                       {"job.yaml line 3: entry_point " + dir_.path("missing.py") + " does not exist"});
+  expect_command_error(run_script_spec("entry_point: " + dir_.path("train.py") + "\npython: no-such-python\n"),
+                       {"job.yaml: python 'no-such-python' (the interpreter of entry_point) is not on PATH"});
+  EXPECT_FALSE(fs::exists(dir_.path("jobs")));
+}
+
+TEST_F(JobCli, StatusJsonDescribesTheJobForClientsThatDidNotStartIt) {
+  write_text(dir_.path("train.py"), "import os\nopen(os.environ['SM_MODEL_DIR'] + '/config.json', 'w').write('{}')\n");
+  write_text(dir_.path("script.yaml"), "instance_type: local.c1\nentry_point: " + dir_.path("train.py") +
+                                           "\nhyperparameters: {epochs: 3}\noutput_path: " + dir_.path("jobs") + "\n");
+  const auto run = run_strata({"job", "run", dir_.path("script.yaml"), "--job-name", "s1"}, dir_);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto r = run_strata({"job", "status", "s1", "--output-path", dir_.path("jobs"), "--json"}, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json s = nlohmann::json::parse(r.out);
+  EXPECT_EQ(s["status"], "Completed");
+  EXPECT_EQ(s["job_dir"], dir_.path("jobs/s1"));
+  EXPECT_EQ(s["working_dir"], fs::current_path().string());  // where the spec's relative paths start
+  EXPECT_EQ(s["model_data"], dir_.path("jobs/s1/model"));
+  EXPECT_EQ(s["spec"], nlohmann::json({{"instance_type", "local.c1"}, {"entry_point", dir_.path("train.py")},
+                                       {"hyperparameters", {{"epochs", 3}}}, {"output_path", dir_.path("jobs")}}));
+  EXPECT_TRUE(fs::exists(dir_.path("jobs/s1/model/config.json")));  // SM_MODEL_DIR, moved into place
+  EXPECT_FALSE(fs::exists(dir_.path("jobs/s1/output/model")));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "cli/commands.h"
@@ -19,7 +20,10 @@
 #include "jobs/attempt.h"
 #include "jobs/job_control.h"
 #include "jobs/job_progress.h"
+#include "jobs/launcher.h"
 #include "jobs/local_runner.h"
+#include "jobs/process.h"
+#include "jobs/script_entry.h"
 #include "jobs/slurm.h"
 #include "jobs/slurm_runner.h"
 #include "models/memory_estimate.h"
@@ -44,7 +48,28 @@ std::string default_job_name(const std::string& base) {
   return base + "-" + t;
 }
 
-void print_plan(const PlannedJob& pj, const JobSpec& spec, const MemoryEstimate& m) {
+// `strata info`'s estimate for a strata train job; a script builds a model the plan cannot see.
+std::string memory_line(const PlannedJob& pj, const MemoryEstimate* m) {
+  if (!m) return "not estimated (the script builds its own model)";
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%.1f MiB per rank (strata info: batch %d x seq %d; parameters %.1f, gradients %.1f, optimizer %.1f, "
+                "activations %.1f, scratch %.1f MiB)",
+                mib(m->total()), pj.args.per_device_train_batch_size, pj.args.max_seq_length, mib(m->parameters),
+                mib(m->gradients), mib(m->optimizer_state), mib(m->activations), mib(m->scratch));
+  return buf;
+}
+
+// What each rank runs: the training config and the hyperparameters over it, or the script's
+// command line.
+std::string training_line(const JobPlan& p, const JobSpec& spec) {
+  if (p.runs_script()) return shell_join(script_argv(p));
+  std::string hp;
+  for (const auto& [k, v] : spec.hyperparameters) hp += (hp.empty() ? "" : ", ") + k + "=" + v;
+  return spec.training_config_source + (hp.empty() ? "" : " + " + hp);
+}
+
+void print_plan(const PlannedJob& pj, const JobSpec& spec, const MemoryEstimate* m) {
   const JobPlan& p = pj.plan;
   const InstanceType& t = p.instance;
   std::printf("job           %s\n", p.name.c_str());
@@ -63,10 +88,7 @@ void print_plan(const PlannedJob& pj, const JobSpec& spec, const MemoryEstimate&
   std::printf("instances     %d x %s (cores %d, GPUs %d, memory %.0f GiB)\n", p.instance_count, t.name.c_str(), t.cores,
               t.gpus, t.memory_gib);
   std::printf("ranks         %d: %d per instance, %d thread(s) each\n", p.world_size(), p.ranks_per_host, p.threads_per_rank);
-  std::printf("memory        %.1f MiB per rank (strata info: batch %d x seq %d; parameters %.1f, gradients %.1f, "
-              "optimizer %.1f, activations %.1f, scratch %.1f MiB)\n",
-              mib(m.total()), pj.args.per_device_train_batch_size, pj.args.max_seq_length, mib(m.parameters),
-              mib(m.gradients), mib(m.optimizer_state), mib(m.activations), mib(m.scratch));
+  std::printf("memory        %s\n", memory_line(pj, m).c_str());
   const double price = p.spot ? t.spot_usd_per_hour : t.on_demand_usd_per_hour;
   std::printf("price         %.6g USD/h (%d x %.6g USD/h, %s%s)\n", price * p.instance_count, p.instance_count, price,
               p.spot ? "spot" : "on demand",
@@ -74,9 +96,7 @@ void print_plan(const PlannedJob& pj, const JobSpec& spec, const MemoryEstimate&
   std::printf("limits        max_run %.0f s%s, grace %.0f s\n", p.max_run,
               p.max_wait > 0 ? cat(", max_wait ", p.max_wait, " s").c_str() : "", p.grace);
   std::printf("checkpoints   ranks write %s; uploaded to %s\n", p.local_dir.c_str(), p.checkpoint_dir.c_str());
-  std::string hp;
-  for (const auto& [k, v] : spec.hyperparameters) hp += (hp.empty() ? "" : ", ") + k + "=" + v;
-  std::printf("training      %s%s\n", spec.training_config_source.c_str(), hp.empty() ? "" : (" + " + hp).c_str());
+  std::printf("%s%s\n", p.runs_script() ? "script        " : "training      ", training_line(p, spec).c_str());
   if (!p.simulate_interruptions.empty()) {
     std::string at;
     for (const SimulatedInterruption& i : p.simulate_interruptions)
@@ -123,14 +143,17 @@ int job_run(const RunOptions& a) {
   in.local_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const PlannedJob pj = make_plan(in);
   const JobPlan& p = pj.plan;
-  const MemoryEstimate m = memory_per_rank(pj.args);
-  if (mib(m.total()) * p.ranks_per_host > p.instance.memory_gib * 1024)
-    fail(in.spec.source, ": ", p.ranks_per_host, " rank(s) of ", mib(m.total()), " MiB each do not fit in an ",
-         p.instance.name, " instance's ", p.instance.memory_gib, " GiB (batch ", pj.args.per_device_train_batch_size,
-         " x seq ", pj.args.max_seq_length, ")");
+  MemoryEstimate m{};
+  if (!p.runs_script()) {
+    m = memory_per_rank(pj.args);
+    if (mib(m.total()) * p.ranks_per_host > p.instance.memory_gib * 1024)
+      fail(in.spec.source, ": ", p.ranks_per_host, " rank(s) of ", mib(m.total()), " MiB each do not fit in an ",
+           p.instance.name, " instance's ", p.instance.memory_gib, " GiB (batch ", pj.args.per_device_train_batch_size,
+           " x seq ", pj.args.max_seq_length, ")");
+  }
   const JobRecord rec(p.job_dir);
   if (!a.dry_run) claim_job_name(rec, p.name, a.rerun);
-  print_plan(pj, in.spec, m);
+  print_plan(pj, in.spec, p.runs_script() ? nullptr : &m);
   if (a.dry_run) {
     if (p.backend == Backend::Slurm) std::printf("\n%s", slurm_batch_script(p).c_str());
     return 0;
@@ -146,6 +169,29 @@ int job_run(const RunOptions& a) {
 int job_slurm_step(const std::string& job_dir) {
   const JobRecord rec(fs::absolute(job_dir).string());
   return run_slurm_step(load_plan(rec), rec);
+}
+
+// Under Slurm, the allocation's node names (n[1-2] -> n1, n2), as scontrol expands them.
+std::vector<std::string> slurm_hostnames(const std::string& nodelist) {
+  const CommandResult r = run_command({"scontrol", "show", "hostnames", nodelist});
+  if (r.status != 0) fail("scontrol show hostnames ", nodelist, " failed: ", r.output);
+  std::vector<std::string> hosts;
+  std::istringstream words(r.output);
+  for (std::string h; words >> h;) hosts.push_back(h);
+  return hosts;
+}
+
+struct ScriptRankOptions {
+  std::string job_dir, resume;
+};
+
+// One rank of a script entry point: its SM_* variables, then the script in this process.
+int job_script_rank(const ScriptRankOptions& o) {
+  const JobRecord rec(fs::absolute(o.job_dir).string());
+  const JobPlan p = load_plan(rec);
+  if (!p.runs_script()) fail("strata job script-rank: job ", p.name, " runs strata train, not a script");
+  const RankPlace place = rank_place(p, [](const char* name) { return std::getenv(name); }, slurm_hostnames);
+  exec_script(p, script_environment(p, place, o.resume, channels_in_environment()));
 }
 
 }  // namespace
@@ -176,6 +222,12 @@ Run define_job(CLI::App& cmd) {
   step->add_option("job_dir", *dir, "the job's record directory")->required();
   step->group("");  // not for people: hidden from the help
   runs[step] = [dir](const auto&) { return job_slurm_step(*dir); };
+  CLI::App* script = cmd.add_subcommand("script-rank", "run by each rank of a job whose entry_point is a script");
+  auto sr = std::make_shared<ScriptRankOptions>();
+  script->add_option("job_dir", sr->job_dir, "the job's record directory")->required();
+  script->add_option("--resume", sr->resume, "the checkpoint to resume from (STRATA_RESUME_FROM_CHECKPOINT)");
+  script->group("");
+  runs[script] = [sr](const auto&) { return job_script_rank(*sr); };
   define_job_inspection(cmd, runs);
   for (CLI::App* sub : cmd.get_subcommands({})) sub->allow_extras();
   return [runs, &cmd](const std::vector<std::string>& trailing) { return runs.at(cmd.get_subcommands().front())(trailing); };

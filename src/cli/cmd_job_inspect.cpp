@@ -8,9 +8,11 @@
 #include <iostream>
 
 #include "cli/job_commands.h"
+#include "io/files.h"
 #include "jobs/checkpoint_store.h"
 #include "jobs/job_control.h"
 #include "jobs/job_progress.h"
+#include "jobs/job_spec.h"
 #include "jobs/slurm.h"
 #include "util/error.h"
 
@@ -39,6 +41,18 @@ std::string attempt_line(const nlohmann::json& at, double now) {
              at.value("exit_status", -1));
 }
 
+// What `status --json` adds to status.json, for a client that did not start the job (the
+// Python Estimator's attach()): where it is, what it was asked to run, where its model is.
+void add_job_description(const JobRecord& rec, const JobPlan& p, nlohmann::json& s) {
+  const std::string dir = fs::absolute(rec.dir()).lexically_normal().string();
+  s["job_dir"] = dir;
+  s["working_dir"] = p.working_dir;  // the spec's relative paths are relative to it
+  s["checkpoint_uri"] = p.checkpoint_dir;
+  s["checkpoint_local_path"] = p.local_dir;
+  s["spec"] = yaml_to_json(io::read_file(rec.path("spec.yaml")), rec.path("spec.yaml"));
+  if (fs::is_directory(rec.path("model"))) s["model_data"] = dir + "/model";
+}
+
 int job_status(const JobOptions& a) {
   const JobRecord rec = job_arg(a);
   const JobPlan p = load_plan(rec);
@@ -47,6 +61,7 @@ int job_status(const JobOptions& a) {
   const Billing b = job_billing(p, s, s.value("ended", now));
   if (a.json) {
     if (!s.contains("billing")) s["billing_so_far"] = b.to_json();
+    add_job_description(rec, p, s);
     std::printf("%s\n", s.dump(2).c_str());
     return 0;
   }

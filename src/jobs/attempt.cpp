@@ -77,10 +77,42 @@ void close_dangling_attempts(nlohmann::json& s) {
     if (!a.contains("end")) a["end"] = a.value("last_seen", a["start"].get<double>());
 }
 
+// A script's SM_MODEL_DIR starts each attempt empty, as /opt/ml/model does on the fresh host
+// of a SageMaker restart: the model comes from the attempt that completes, whole.
+void empty_model_dir(const JobPlan& p) {
+  fs::remove_all(p.model_dir());
+  fs::create_directories(p.model_dir());
+  fs::create_directories(p.output_data_dir());
+}
+
+// The trained model into <job dir>/model: what the script saved in SM_MODEL_DIR, or the files
+// (not the checkpoints) of strata train's output_dir.
+void upload_model(const JobPlan& p, const JobRecord& rec) {
+  const fs::path model = rec.path("model");
+  if (p.runs_script()) {
+    if (fs::is_empty(p.model_dir()))
+      rec.event(cat("the script saved nothing in SM_MODEL_DIR (", p.model_dir(), "): the model directory is empty"));
+    fs::remove_all(model);
+    fs::rename(p.model_dir(), model);
+    return;
+  }
+  const fs::path partial = rec.path(".model.partial");
+  fs::remove_all(partial);
+  fs::create_directories(partial);
+  for (const auto& e : fs::directory_iterator(p.local_dir))
+    if (e.is_regular_file()) fs::copy_file(e.path(), partial / e.path().filename());
+  fs::remove_all(model);
+  fs::rename(partial, model);
+}
+
 }  // namespace
 
-std::vector<std::string> train_command(const JobPlan& p, const std::string& resume) {
-  return {p.strata_binary, "train", p.training_config_path(), "--set", "resume_from_checkpoint=" + resume};
+std::vector<std::string> rank_command(const JobPlan& p, const std::string& resume) {
+  if (!p.runs_script())
+    return {p.strata_binary, "train", p.training_config_path(), "--set", "resume_from_checkpoint=" + resume};
+  std::vector<std::string> argv = {p.strata_binary, "job", "script-rank", p.job_dir};
+  if (!resume.empty()) argv.insert(argv.end(), {"--resume", resume});
+  return argv;
 }
 
 AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
@@ -93,6 +125,7 @@ AttemptResult run_attempt(const JobPlan& p, const JobRecord& rec, int attempt,
                            : cat("resuming from ", fs::path(resume).filename().string()),
             {{"attempt", attempt}});
   fs::create_directories(rec.attempt_log_dir(attempt));
+  if (p.runs_script()) empty_model_dir(p);
   const SimulatedInterruption* const due = next_interruption(p, rec);
   const AttemptLaunch launch = launch_for(attempt_plan(p, due), resume);
 
@@ -231,13 +264,7 @@ std::string first_error_line(const std::string& dir) {
 std::string finish_job(const JobPlan& p, const JobRecord& rec, JobStatus status, const std::string& message) {
   if (status == JobStatus::Completed) {
     rec.set_status(JobStatus::Uploading, "copying the model to the job directory");
-    const fs::path model = rec.path("model"), partial = rec.path(".model.partial");
-    fs::remove_all(partial);
-    fs::create_directories(partial);
-    for (const auto& e : fs::directory_iterator(p.local_dir))
-      if (e.is_regular_file()) fs::copy_file(e.path(), partial / e.path().filename());
-    fs::remove_all(model);
-    fs::rename(partial, model);
+    upload_model(p, rec);
   }
   const double end = now_seconds();
   Billing b;
@@ -254,7 +281,7 @@ std::string finish_job(const JobPlan& p, const JobRecord& rec, JobStatus status,
 void create_record(const JobPlan& p, const JobRecord& rec, const std::string& spec_yaml, const std::string& training_yaml) {
   fs::create_directories(rec.path("logs"));
   io::write_file_atomic(rec.path("spec.yaml"), spec_yaml);
-  io::write_file_atomic(rec.path("training.yaml"), training_yaml);
+  if (!p.runs_script()) io::write_file_atomic(rec.path("training.yaml"), training_yaml);
   io::write_file_atomic(rec.path("plan.json"), p.to_json().dump(2) + "\n");
   const double t = now_seconds();
   char host[256] = {};

@@ -48,18 +48,21 @@ AttemptResult run_attempt(const JobPlan& plan, const JobRecord& record, int atte
 // The status an attempt leads to (Uploading is the way to Completed).
 JobStatus attempt_outcome(const AttemptResult& r);
 
-// The launch of `strata train` on the ranks: the command every rank runs.
-std::vector<std::string> train_command(const JobPlan& plan, const std::string& resume);
+// The command every rank runs: `strata train <job dir>/training.yaml`, or for a script entry
+// point `strata job script-rank <job dir>`, which becomes the script; either resuming from
+// checkpoint `resume` ("" = none).
+std::vector<std::string> rank_command(const JobPlan& plan, const std::string& resume);
 
-// Ends the job: for Completed, copies the model (output_dir's files) to <job dir>/model
-// (status Uploading meanwhile); writes the billing into the record, then the final status.
-// Returns the billing report.
+// Ends the job: for Completed, puts the model in <job dir>/model (status Uploading
+// meanwhile): output_dir's files for strata train, SM_MODEL_DIR for a script; writes the
+// billing into the record, then the final status. Returns the billing report.
 std::string finish_job(const JobPlan& plan, const JobRecord& record, JobStatus status, const std::string& message);
 
 // The first line that reads like an error in an attempt's logs, for a Failed job's message.
 std::string first_error_line(const std::string& attempt_log_dir);
 
-// Records the job's creation: plan.json, training.yaml, spec.yaml and status Starting.
+// Records the job's creation: plan.json, training.yaml (none for a script), spec.yaml and
+// status Starting.
 void create_record(const JobPlan& plan, const JobRecord& record, const std::string& spec_yaml,
                    const std::string& training_yaml);
 

@@ -9,6 +9,7 @@
 
 #include "jobs/checkpoint_store.h"
 #include "jobs/process.h"
+#include "jobs/script_entry.h"
 #include "util/error.h"
 
 namespace strata::jobs {
@@ -45,6 +46,38 @@ nlohmann::json interruptions_json(const std::vector<SimulatedInterruption>& list
   return out;
 }
 
+// The training configuration the ranks read: the spec's, writing where the runner uploads
+// from, with the threads the plan gives each rank.
+void plan_training_config(const JobSpec& s, PlannedJob& pj) {
+  const JobPlan& p = pj.plan;
+  NameValues settings = {{"output_dir", p.local_dir}, {"overwrite_output_dir", "true"}};
+  const bool threads_given = std::any_of(s.hyperparameters.begin(), s.hyperparameters.end(),
+                                         [](const auto& kv) { return kv.first == "num_threads"; });
+  if (!threads_given) settings.emplace_back("num_threads", std::to_string(p.threads_per_rank));
+  pj.training_yaml = effective_training_config(s, settings);
+  pj.args = parse_training_arguments(pj.training_yaml, s.training_config_source);
+  if (!pj.args.resume_from_checkpoint.empty())
+    fail(s.training_config_source, ": resume_from_checkpoint is the job runner's to set: a job resumes from the newest "
+         "checkpoint in its checkpoint_uri (", p.checkpoint_dir, "); copy the checkpoint there instead");
+  if (!pj.args.do_train) fail(s.training_config_source, ": do_train is false; a job trains");
+  if (pj.args.save_strategy == "no")
+    pj.notes.push_back("save_strategy is \"no\": only interruptions write checkpoints; an attempt that ends any "
+                       "other way restarts from the last of those");
+}
+
+// The script every rank runs, with its arguments and what SM_HPS and SM_TRAINING_ENV tell it.
+// The hyperparameters are the script's own: nothing here can check them.
+void plan_script(const JobSpec& s, const std::string& working_dir, JobPlan& p) {
+  p.entry_point = absolute(s.entry_point, working_dir);
+  p.python = s.python;
+  if (!on_path(p.python))
+    fail(s.source, ": python '", p.python, "' (the interpreter of entry_point) is not ",
+         p.python.find('/') == std::string::npos ? "on PATH" : "an executable file", "; set python: to its path");
+  p.script_arguments = script_arguments(s.hyperparameters);
+  p.hyperparameters = typed_hyperparameters(s.hyperparameters, s.source);
+  if (!s.distribution.empty()) p.distribution = yaml_to_json(s.distribution, s.source);
+}
+
 }  // namespace
 
 nlohmann::json JobPlan::to_json() const {
@@ -73,7 +106,12 @@ nlohmann::json JobPlan::to_json() const {
           {"checkpoint_local_path", local_dir},
           {"working_dir", working_dir},
           {"environment", environment},
-          {"strata_binary", strata_binary}};
+          {"strata_binary", strata_binary},
+          {"entry_point", entry_point},
+          {"python", python},
+          {"script_arguments", script_arguments},
+          {"hyperparameters", hyperparameters},
+          {"distribution", distribution}};
 }
 
 JobPlan JobPlan::from_json(const nlohmann::json& j) {
@@ -103,6 +141,12 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.working_dir = j.at("working_dir");
   p.environment = j.at("environment").get<std::vector<std::string>>();
   p.strata_binary = j.at("strata_binary");
+  // Absent from the plans of jobs recorded before script entry points.
+  p.entry_point = j.value("entry_point", "");
+  p.python = j.value("python", "");
+  p.script_arguments = j.value("script_arguments", std::vector<std::string>{});
+  p.hyperparameters = j.value("hyperparameters", nlohmann::json::object());
+  p.distribution = j.value("distribution", nlohmann::json());
   return p;
 }
 
@@ -201,19 +245,8 @@ PlannedJob make_plan(const PlanInputs& in) {
   if (p.backend == Backend::Local && p.world_size() > 1 && !on_path("mpirun"))
     fail(s.source, ": ", p.world_size(), " ranks run through mpirun, which is not on PATH (Debian: openmpi-bin)");
 
-  NameValues settings = {{"output_dir", p.local_dir}, {"overwrite_output_dir", "true"}};
-  const bool threads_given = std::any_of(s.hyperparameters.begin(), s.hyperparameters.end(),
-                                         [](const auto& kv) { return kv.first == "num_threads"; });
-  if (!threads_given) settings.emplace_back("num_threads", std::to_string(p.threads_per_rank));
-  pj.training_yaml = effective_training_config(s, settings);
-  pj.args = parse_training_arguments(pj.training_yaml, s.training_config_source);
-  if (!pj.args.resume_from_checkpoint.empty())
-    fail(s.training_config_source, ": resume_from_checkpoint is the job runner's to set: a job resumes from the newest "
-         "checkpoint in its checkpoint_uri (", p.checkpoint_dir, "); copy the checkpoint there instead");
-  if (!pj.args.do_train) fail(s.training_config_source, ": do_train is false; a job trains");
-  if (pj.args.save_strategy == "no")
-    pj.notes.push_back("save_strategy is \"no\": only interruptions write checkpoints; an attempt that ends any "
-                       "other way restarts from the last of those");
+  if (s.runs_script()) plan_script(s, in.working_dir, p);
+  else plan_training_config(s, pj);
   CheckpointStore(p.checkpoint_dir).check_writable(s.source);
   return pj;
 }

@@ -1,6 +1,6 @@
 // A job spec resolved into what will run: the instance type from the catalog, ranks per host
 // and threads per rank, the hosts, absolute paths for the job directory and the checkpoints,
-// and the training configuration as the ranks will read it. Everything a spec can get wrong
+// and the training configuration as the ranks will read it (or the script they run). Everything a spec can get wrong
 // is found here, before the job directory exists. The plan is saved as plan.json, from which
 // a Slurm batch step (on another host, later) runs the job's attempts.
 #pragma once
@@ -34,17 +34,31 @@ struct JobPlan {
   std::string working_dir;     // where the ranks run (relative paths of the training config)
   std::vector<std::string> environment;  // NAME=value for the ranks
   std::string strata_binary;
+  // A script entry point (absolute; "" when the ranks run strata train), its interpreter, its
+  // command-line arguments, and what it reads from SM_HPS and SM_TRAINING_ENV.
+  std::string entry_point;
+  std::string python;
+  std::vector<std::string> script_arguments;
+  nlohmann::json hyperparameters = nlohmann::json::object();
+  nlohmann::json distribution;  // null when the spec has none
 
   int world_size() const { return instance_count * ranks_per_host; }
+  bool runs_script() const { return !entry_point.empty(); }
   std::string training_config_path() const { return job_dir + "/training.yaml"; }
+  // A script's SM_OUTPUT_DIR, and in it SM_MODEL_DIR and SM_OUTPUT_DATA_DIR (SageMaker's
+  // /opt/ml/output, /opt/ml/model and /opt/ml/output/data); the model moves to <job dir>/model
+  // when the job completes.
+  std::string output_dir() const { return job_dir + "/output"; }
+  std::string model_dir() const { return job_dir + "/output/model"; }
+  std::string output_data_dir() const { return job_dir + "/output/data"; }
   nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);
 };
 
 struct PlannedJob {
   JobPlan plan;
-  std::string training_yaml;  // the effective training configuration
-  TrainingArguments args;
+  std::string training_yaml;  // the effective training configuration; "" for a script entry point
+  TrainingArguments args;     // its arguments (defaults for a script entry point)
   std::vector<std::string> notes;  // things the user should know (cores described vs present, ...)
 };
 

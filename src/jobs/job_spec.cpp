@@ -3,8 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <regex>
 
 #include "io/files.h"
 #include "train/training_args.h"
@@ -50,6 +52,46 @@ SimulatedInterruption interruption(const YAML::Node& v, const std::string& where
 
 std::string emit(const YAML::Node& n) { return YAML::Dump(n) + "\n"; }
 
+bool ends_with_any(const std::string& s, std::initializer_list<const char*> suffixes) {
+  return std::any_of(suffixes.begin(), suffixes.end(), [&](const char* x) { return s.ends_with(x); });
+}
+
+// The ranks run a strata train configuration or a Python script: exactly one of the two, and
+// the script must be there now, not when the first rank starts.
+void check_what_runs(const JobSpec& s, std::map<std::string, int>& seen_line) {
+  auto line = [&](const char* key) { return cat(s.source, " line ", seen_line[key]); };
+  if (seen_line.count("python") && !s.runs_script())
+    fail(line("python"), ": python is the interpreter of entry_point, and this job has none (its ranks run strata "
+         "train on training_config)");
+  if (!s.runs_script()) {
+    if (s.training_config_yaml.empty())
+      fail(s.source, ": training_config or entry_point is required (a strata train YAML or its mapping; or a Python "
+           "script)");
+    return;
+  }
+  if (seen_line.count("training_config"))
+    fail(line("entry_point"), ": entry_point (a Python script) and training_config (a strata train configuration) "
+         "are alternatives; keep one");
+  if (ends_with_any(s.entry_point, {".yaml", ".yml", ".json"}))
+    fail(line("entry_point"), ": entry_point runs a Python script, and '", s.entry_point,
+         "' looks like a strata train configuration: give it as training_config");
+  if (!std::filesystem::exists(s.entry_point))
+    fail(line("entry_point"), ": entry_point ", s.entry_point, " does not exist (relative paths are relative to the "
+         "directory strata job run runs in)");
+  if (!std::filesystem::is_regular_file(s.entry_point))
+    fail(line("entry_point"), ": entry_point ", s.entry_point, " is not a file (a Python script, e.g. train.py)");
+  if (s.python.empty()) fail(line("python"), ": python must name an interpreter, e.g. python3 or /usr/bin/python3");
+}
+
+// A scalar as YAML text that reads back the same: a quoted scalar stays quoted, so that '3'
+// stays a string (YAML::Dump would write it plain).
+std::string scalar_yaml(const YAML::Node& v) {
+  if (v.Tag() != "!") return YAML::Dump(v);
+  YAML::Emitter out;
+  out << YAML::DoubleQuoted << v.Scalar();
+  return out.c_str();
+}
+
 // name: scalar pairs. as_yaml: keep each value as YAML text (quoted where needed), so that a
 // hyperparameter "a: b" stays one string when it is parsed again.
 NameValues name_values(const YAML::Node& v, const std::string& source, const std::string& where, const char* key,
@@ -60,7 +102,7 @@ NameValues name_values(const YAML::Node& v, const std::string& source, const std
   for (const auto& kv : v) {
     const std::string name = yaml_key(kv.first, source);
     const std::string text = scalar_text(kv.second, cat(where, ": ", key, ".", name), "the value");
-    out.emplace_back(name, as_yaml ? YAML::Dump(kv.second) : text);
+    out.emplace_back(name, as_yaml ? scalar_yaml(kv.second) : text);
   }
   return out;
 }
@@ -78,7 +120,44 @@ YAML::Node load_yaml(const std::string& text, const std::string& source) {
   }
 }
 
+// A plain scalar's value under YAML 1.2's core schema.
+nlohmann::json typed_scalar(const std::string& text) {
+  static const std::regex null_re("~|null|Null|NULL|"), true_re("true|True|TRUE"), false_re("false|False|FALSE"),
+      int_re("[-+]?[0-9]+"), float_re(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+  if (std::regex_match(text, null_re)) return nullptr;
+  if (std::regex_match(text, true_re)) return true;
+  if (std::regex_match(text, false_re)) return false;
+  if (std::regex_match(text, int_re)) {
+    try {
+      return std::stoll(text);
+    } catch (const std::out_of_range&) {
+      return std::stod(text);  // beyond 64 bits: the nearest double
+    }
+  }
+  if (std::regex_match(text, float_re)) return std::stod(text);
+  return text;
+}
+
+nlohmann::json node_json(const YAML::Node& n, const std::string& source) {
+  if (n.IsMap()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& kv : n) out[yaml_key(kv.first, source)] = node_json(kv.second, source);
+    return out;
+  }
+  if (n.IsSequence()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& v : n) out.push_back(node_json(v, source));
+    return out;
+  }
+  if (!n.IsDefined() || n.IsNull()) return nullptr;
+  return n.Tag() == "?" ? typed_scalar(n.Scalar()) : nlohmann::json(n.Scalar());  // "!": quoted, a string
+}
+
 }  // namespace
+
+nlohmann::json yaml_to_json(const std::string& yaml_text, const std::string& source) {
+  return node_json(load_yaml(yaml_text, source), source);
+}
 
 const char* backend_name(Backend b) {
   switch (b) {
@@ -157,6 +236,8 @@ JobSpec parse_job_spec(const std::string& text, const std::string& source) {
          for (const auto& t : v) s.simulate_interruptions.push_back(interruption(t, w));
        }},
       {"simulate_capacity_wait", secs(s.simulate_capacity_wait, "simulate_capacity_wait")},
+      {"entry_point", str(s.entry_point)},
+      {"python", str(s.python)},
   };
   std::vector<std::string> names;
   for (const auto& h : handlers) names.push_back(h.first);
@@ -177,7 +258,7 @@ JobSpec parse_job_spec(const std::string& text, const std::string& source) {
   }
   auto line = [&](const char* key) { return cat(source, " line ", seen_line[key]); };
   if (s.instance_type.empty()) fail(source, ": instance_type is required (a name from the instance catalog, e.g. local.c2)");
-  if (s.training_config_yaml.empty()) fail(source, ": training_config is required (the path of a strata train YAML, or its mapping)");
+  check_what_runs(s, seen_line);
   if (!(s.max_run > 0)) fail(line("max_run"), ": max_run must be positive");
   if (seen_line.count("max_wait")) {
     if (!s.use_spot_instances)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "jobs/attempt.h"
@@ -17,15 +18,23 @@ namespace strata::jobs {
 
 namespace {
 
+// Variables a script's ranks on other hosts need as the runner has them: where its Python
+// finds the strata package (a build tree, a virtual environment).
+void forward_python_environment(const JobPlan& p, LaunchSpec& s) {
+  if (!p.runs_script()) return;
+  for (const char* name : {"PYTHONPATH", "VIRTUAL_ENV"})
+    if (std::getenv(name)) s.extra_mpirun_args.insert(s.extra_mpirun_args.end(), {"-x", name});
+}
+
 // Every rank's output to logs/attempt-<k>/rank-<r>.log: mpirun gives each its rank in the
-// environment, so a shell in front of `strata train` picks the file.
+// environment, so a shell in front of the rank's command picks the file.
 AttemptLaunch local_launch(const JobPlan& p, const JobRecord& rec, int attempt, const std::string& resume) {
   const std::string logs = rec.attempt_log_dir(attempt);
   AttemptLaunch l;
   l.env = p.environment;
-  const std::vector<std::string> train = train_command(p, resume);
+  const std::vector<std::string> command = rank_command(p, resume);
   if (p.world_size() == 1 && p.backend == Backend::Local) {
-    l.argv = train;
+    l.argv = command;
     l.log_path = logs + "/rank-0.log";
     l.stop_signal = SIGTERM;
     return l;
@@ -35,8 +44,9 @@ AttemptLaunch local_launch(const JobPlan& p, const JobRecord& rec, int attempt, 
   s.hosts = p.hosts;
   s.cores_per_host = p.backend == Backend::Local ? p.world_size() * p.threads_per_rank : p.instance.cores;
   for (const std::string& kv : p.environment) s.extra_mpirun_args.insert(s.extra_mpirun_args.end(), {"-x", kv.substr(0, kv.find('='))});
+  forward_python_environment(p, s);
   s.command = {"sh", "-c", "exec \"$@\" > \"" + logs + "/rank-$OMPI_COMM_WORLD_RANK.log\" 2>&1", "sh"};
-  s.command.insert(s.command.end(), train.begin(), train.end());
+  s.command.insert(s.command.end(), command.begin(), command.end());
   l.argv = mpirun_argv(s);
   l.log_path = logs + "/launcher.log";
   l.stop_signal = SIGUSR1;  // mpirun forwards it to every rank; its own SIGTERM kills them without grace

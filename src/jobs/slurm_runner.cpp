@@ -24,7 +24,7 @@ AttemptLaunch srun_launch(const JobPlan& p, const JobRecord& rec, int attempt, c
   const std::string log = rec.attempt_log_dir(attempt) + "/rank-%t.log";
   AttemptLaunch l;
   l.argv = {"srun", p.world_size() > 1 ? "--mpi=pmix" : "--mpi=none", "--output=" + log, "--error=" + log};
-  for (const std::string& a : train_command(p, resume)) l.argv.push_back(a);
+  for (const std::string& a : rank_command(p, resume)) l.argv.push_back(a);
   l.env = p.environment;
   l.log_path = rec.attempt_log_dir(attempt) + "/launcher.log";
   l.stop_signal = SIGUSR1;  // srun forwards it to every task

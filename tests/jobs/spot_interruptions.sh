@@ -6,7 +6,8 @@
 # per rank and attempt, and the billing (billable <= training seconds, cost = billable x count
 # x spot price / 3600, savings against on demand). Each interruption is {at_step: N}: the
 # ranks wait after step N until it reaches them, so it never comes after the job ended,
-# whatever the machine's speed or load.
+# whatever the machine's speed or load. Then the one-rank job again with a Python script as its
+# entry point (run_script_job, below).
 #   spot_interruptions.sh STRATA_BINARY SOURCE_DIR [SEED]
 set -euo pipefail
 STRATA=${1:?usage: spot_interruptions.sh STRATA_BINARY SOURCE_DIR [SEED]}
@@ -84,6 +85,57 @@ PY
   echo "$name: 3 interruptions, final parameters identical to the uninterrupted job's"
 }
 
+# The same spot job with a script entry point (tests/jobs/train_script.py, which trains through
+# strata train): the runner's stop reaches the script, the script exits 75, and each attempt
+# resumes from the checkpoint the runner gives it in STRATA_RESUME_FROM_CHECKPOINT; the final
+# parameters equal the uninterrupted YAML job's (one_rank's reference).
+run_script_job() {
+  local name=one_rank dir=$WORK/one_rank
+  local -a at
+  read -r -a at <<< "$(python3 -c "import random; random.seed($SEED + 1); print(*sorted(random.sample(range(1, 400), 3)))")"
+  echo "script: interruptions after steps ${at[*]} of 400"
+  cat > "$dir/script.yaml" <<YAML
+instance_type: local.c1
+entry_point: $SRC/tests/jobs/train_script.py
+hyperparameters: {strata: '$STRATA', config: $dir/train.yaml, max_steps: 400}
+output_path: $dir/jobs
+max_run: 600
+termination_grace_period: 30
+use_spot_instances: true
+simulate_interruptions: [{at_step: ${at[0]}}, {at_step: ${at[1]}}, {at_step: ${at[2]}}]
+simulate_capacity_wait: 0.3
+YAML
+  (cd "$WORK" && "$STRATA" job run "$dir/script.yaml" --job-name script) > "$dir/script.log" 2>&1 ||
+    { tail -30 "$dir/script.log"; fail "script: the job did not complete"; }
+  local job=$dir/jobs/script
+  grep -q "^script        python3 $SRC/tests/jobs/train_script.py --config $dir/train.yaml --max_steps 400 --strata" \
+    "$dir/script.log" || fail "script: the plan does not show the script's command line"
+  [[ $(job_field "$job" "[a['exit_status'] for a in s['attempts']]") == "[75, 75, 75, 0]" ]] ||
+    fail "script: attempt exit statuses $(job_field "$job" "[a['exit_status'] for a in s['attempts']]"), expected [75, 75, 75, 0]"
+  for k in 0 1 2; do
+    grep -q "stopped after step ${at[k]} of 400" "$job/logs/attempt-$((k + 1))/rank-0.log" ||
+      fail "script: attempt $((k + 1)) did not stop after step ${at[k]}"
+    grep -q "resumed from $job/work/checkpoint-${at[k]} " "$job/logs/attempt-$((k + 2))/rank-0.log" ||
+      fail "script: attempt $((k + 2)) did not resume from STRATA_RESUME_FROM_CHECKPOINT=checkpoint-${at[k]}"
+  done
+  cmp "$dir/jobs/reference/model/model.safetensors" "$job/model/model.safetensors" ||
+    fail "script: the interrupted script job's final parameters differ from the uninterrupted YAML job's"
+  python3 - "$job" <<'PY'
+import json, sys
+job = sys.argv[1]
+given = json.load(open(job + "/output/data/given.json"))  # the last attempt's
+env = given["env"]
+assert given["argv"][:2] == ["--config", job.rsplit("/jobs/", 1)[0] + "/train.yaml"], given["argv"]
+assert json.loads(env["SM_HPS"])["max_steps"] == 400, env["SM_HPS"]
+assert env["SM_MODEL_DIR"] == job + "/output/model" and env["SM_CHECKPOINT_DIR"] == job + "/work", env
+assert env["STRATA_RESUME_FROM_CHECKPOINT"].startswith(job + "/work/checkpoint-"), env
+assert json.loads(env["SM_HOSTS"]) == ["algo-1"] and env["SM_CURRENT_HOST"] == "algo-1", env
+assert json.loads(env["SM_TRAINING_ENV"])["job_name"] == "script", env["SM_TRAINING_ENV"]
+PY
+  echo "script: 3 interruptions, final parameters identical to the uninterrupted YAML job's"
+}
+
 run_pair one_rank 1 400 8
+run_script_job
 run_pair two_ranks 2 400 4
 echo PASS
