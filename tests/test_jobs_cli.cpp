@@ -154,6 +154,7 @@ TEST_F(JobCli, StatusJsonDescribesTheJobForClientsThatDidNotStartIt) {
   EXPECT_EQ(s["job_dir"], dir_.path("jobs/s1"));
   EXPECT_EQ(s["working_dir"], fs::current_path().string());  // where the spec's relative paths start
   EXPECT_EQ(s["model_data"], dir_.path("jobs/s1/model"));
+  EXPECT_EQ(s["running"], false);
   EXPECT_EQ(s["spec"], nlohmann::json({{"instance_type", "local.c1"}, {"entry_point", dir_.path("train.py")},
                                        {"hyperparameters", {{"epochs", 3}}}, {"output_path", dir_.path("jobs")}}));
   EXPECT_TRUE(fs::exists(dir_.path("jobs/s1/model/config.json")));  // SM_MODEL_DIR, moved into place

@@ -42,7 +42,8 @@ std::string attempt_line(const nlohmann::json& at, double now) {
 }
 
 // What `status --json` adds to status.json, for a client that did not start the job (the
-// Python Estimator's attach()): where it is, what it was asked to run, where its model is.
+// Python Estimator's attach()): where it is, what it was asked to run, where its model is,
+// and whether something still runs it (a job whose runner died never reaches a final status).
 void add_job_description(const JobRecord& rec, const JobPlan& p, nlohmann::json& s) {
   const std::string dir = fs::absolute(rec.dir()).lexically_normal().string();
   s["job_dir"] = dir;
@@ -51,6 +52,8 @@ void add_job_description(const JobRecord& rec, const JobPlan& p, nlohmann::json&
   s["checkpoint_local_path"] = p.local_dir;
   s["spec"] = yaml_to_json(io::read_file(rec.path("spec.yaml")), rec.path("spec.yaml"));
   if (fs::is_directory(rec.path("model"))) s["model_data"] = dir + "/model";
+  const auto cur = rec.current();
+  s["running"] = cur && !is_final(*cur) && job_is_alive(rec);
 }
 
 int job_status(const JobOptions& a) {
