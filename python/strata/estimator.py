@@ -109,6 +109,7 @@ class TrainingJob:
         self.job_dir = os.path.join(self.output_path, name)
         self._runner = runner                # the `strata job run` process, when this Python started it
         self._runner_output = runner_output  # its output (stdout and stderr), open for reading
+        self._runner_exit = None             # its exit status, once it has ended
         self._events_read = 0                # bytes of events.jsonl already printed
 
     def __repr__(self):
@@ -226,6 +227,7 @@ class TrainingJob:
         if logs and pending:
             print(pending.decode("utf-8", "replace"))
         self._runner_output.close()
+        self._runner_exit = self._runner.returncode
         self._runner = self._runner_output = None
 
     def _follow_record(self, logs):
@@ -268,6 +270,10 @@ class TrainingJob:
         status = s.get("status")
         if status == "Completed":
             return
+        if status not in _FINAL:
+            raise UnexpectedStatusException(
+                f"Error for Training job {self.name}: {status}. Reason: its runner (strata job run) exited with status "
+                f"{self._runner_exit} before the job ended", ["Completed", "Stopped"], status, self.name)
         if _PRIMARY_STATUS.get(status) == "Stopped":
             warnings.warn(f"training job {self.name} ended {status} rather than Completed ({s.get('message', '')}); "
                           "its newest checkpoint is in its checkpoint_uri", RuntimeWarning, stacklevel=3)
@@ -322,7 +328,12 @@ class Estimator:
                  use_spot_instances=False, max_run=86400, max_wait=None, checkpoint_s3_uri=None,
                  checkpoint_local_path=None, output_path=None, base_job_name=None, environment=None,
                  source_dir=None, **strata_extras):
-        self._setup(locals())
+        self._setup(dict(entry_point=entry_point, instance_type=instance_type, instance_count=instance_count,
+                         hyperparameters=hyperparameters, distribution=distribution,
+                         use_spot_instances=use_spot_instances, max_run=max_run, max_wait=max_wait,
+                         checkpoint_s3_uri=checkpoint_s3_uri, checkpoint_local_path=checkpoint_local_path,
+                         output_path=output_path, base_job_name=base_job_name, environment=environment,
+                         source_dir=source_dir, strata_extras=strata_extras))
 
     @classmethod
     def attach(cls, training_job_name, output_path=None, wait=True):
