@@ -6,7 +6,9 @@
 #              interrupt` while the ranks pause after step 400 (STRATA_PAUSE_AT_STEP); Slurm
 #              requeues it, the batch step resumes from the newest checkpoint, and the final
 #              parameters equal those of the same 2-rank training run by mpirun on this host;
-#   max_run    a job stops at max_run with a checkpoint: MaxRuntimeExceeded.
+#   max_run    a job stops at max_run with a checkpoint: MaxRuntimeExceeded;
+#   script     a script entry point's tasks learn the allocation's nodes and their own
+#              (SM_HOSTS, SM_CURRENT_HOST) and their arguments.
 #   slurm.sh STRATA_BINARY SOURCE_DIR      (inside scripts/slurm_cluster.sh --nodes 2)
 set -euo pipefail
 STRATA=${1:?usage: slurm_cluster.sh --nodes 2 -- slurm.sh STRATA_BINARY SOURCE_DIR}
@@ -83,4 +85,28 @@ YAML
 ls "$JOBS/maxrun/checkpoints" | grep -q '^checkpoint-' || fail "max_run: no checkpoint in checkpoint_uri"
 grep -q "^#SBATCH --time=1$" "$JOBS/maxrun/job.sbatch" || fail "max_run: --time is not max_run + grace in minutes"
 echo "max_run: MaxRuntimeExceeded with a checkpoint"
+
+echo "== script"
+cat > hosts.py <<'PY'
+import json, os, sys
+with open(os.path.join(os.environ["SM_OUTPUT_DATA_DIR"], "task-" + os.environ["SLURM_PROCID"] + ".json"), "w") as f:
+    json.dump({"argv": sys.argv[1:], "hosts": json.loads(os.environ["SM_HOSTS"]), "host": os.environ["SM_CURRENT_HOST"]}, f)
+PY
+cat > script.yaml <<YAML
+backend: slurm
+instance_type: local.c1
+instance_count: 2
+entry_point: $WORK/hosts.py
+hyperparameters: {epochs: 2}
+output_path: $JOBS
+max_run: 120
+YAML
+"$STRATA" job run script.yaml --job-name script > script.log 2>&1 || { tail -30 script.log; fail "script: the job failed"; }
+python3 - "$JOBS/script/output/data" <<'PY'
+import json, sys
+tasks = [json.load(open(f"{sys.argv[1]}/task-{t}.json")) for t in (0, 1)]
+assert [t["host"] for t in tasks] == ["n1", "n2"], tasks
+assert all(t["hosts"] == ["n1", "n2"] and t["argv"] == ["--epochs", "2"] for t in tasks), tasks
+PY
+echo "script: each task on its node, SM_HOSTS [n1, n2]"
 echo PASS
