@@ -90,6 +90,7 @@ void empty_model_dir(const JobPlan& p) {
 void upload_model(const JobPlan& p, const JobRecord& rec) {
   const fs::path model = rec.path("model");
   if (p.runs_script()) {
+    fs::create_directories(p.model_dir());  // the script may have removed it
     if (fs::is_empty(p.model_dir()))
       rec.event(cat("the script saved nothing in SM_MODEL_DIR (", p.model_dir(), "): the model directory is empty"));
     fs::remove_all(model);
