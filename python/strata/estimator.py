@@ -275,8 +275,9 @@ class TrainingJob:
                 f"Error for Training job {self.name}: {status}. Reason: its runner (strata job run) exited with status "
                 f"{self._runner_exit} before the job ended", ["Completed", "Stopped"], status, self.name)
         if _PRIMARY_STATUS.get(status) == "Stopped":
-            warnings.warn(f"training job {self.name} ended {status} rather than Completed ({s.get('message', '')}); "
-                          "its newest checkpoint is in its checkpoint_uri", RuntimeWarning, stacklevel=3)
+            why = f" ({s['message']})" if s.get("message") else ""
+            warnings.warn(f"training job {self.name} ended {status} rather than Completed{why}; its newest checkpoint "
+                          "is in its checkpoint_uri", RuntimeWarning, stacklevel=3)
             return
         tail = self._log_tail(s.get("message", ""))
         where = f"\nLast lines of {tail[0]}:\n{tail[1]}" if tail else ""

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import textwrap
+import time
 
 import pytest
 
@@ -67,6 +68,18 @@ def status(job):
 def events(job):
     with open(os.path.join(job.job_dir, "events.jsonl")) as f:
         return [json.loads(line)["event"] for line in f]
+
+
+def wait_for_line(path, text, seconds=240):
+    """Until the file holds `text`: an event, not a time (the bound only ends a broken run)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            with open(path, errors="replace") as f:
+                if text in f.read():
+                    return
+        time.sleep(0.05)
+    pytest.fail(f"{path} never said {text!r}")
 
 
 def model_bytes(directory):
@@ -163,7 +176,8 @@ def test_fit_without_waiting_returns_once_the_job_is_recorded(tmp_path, spam, ca
     paused = estimator(tmp_path, config, environment={"STRATA_PAUSE_AT_STEP": "2"})
     paused.fit(wait=False)
     job = paused.latest_training_job
-    assert job.status in ("Starting", "Training")
+    wait_for_line(os.path.join(job.job_dir, "logs", "attempt-1", "rank-0.log"), "paused for an interruption after step 2;")
+    assert job.status == "Training"
     job.stop()
     with pytest.warns(RuntimeWarning, match=f"training job {job.name} ended Stopped rather than Completed"):
         job.wait(logs=False)
