@@ -134,7 +134,7 @@ def test_spot_job_interrupted_once_resumes_and_reports_billing(tmp_path, spam, c
     assert job.describe()["EnableManagedSpotTraining"] is True
 
 
-def test_attach_binds_a_finished_job_with_its_arguments(tmp_path, spam, monkeypatch):
+def test_attach_binds_a_finished_job_with_its_arguments(tmp_path, spam, monkeypatch, capsys):
     config = training_config(tmp_path, spam)
     monkeypatch.chdir(tmp_path)
     est = estimator(tmp_path, "train.json", hyperparameters={"num_train_epochs": 1}, environment={"FOO": "bar"},
@@ -151,6 +151,11 @@ def test_attach_binds_a_finished_job_with_its_arguments(tmp_path, spam, monkeypa
     assert attached.environment == {"FOO": "bar"}
     assert attached.strata_extras == {"termination_grace_period": 30}
     assert attached.output_path == str(tmp_path / "jobs")
+    capsys.readouterr()
+    attached.latest_training_job.wait()  # another process's job: its recorded events, then the billing
+    out = capsys.readouterr().out
+    assert re.search(r"^\d\d:\d\d:\d\d Starting: job created$", out, re.M) and "\nBillable seconds: " in out, out
+    assert re.search(r"^\d\d:\d\d:\d\d Completed$", out, re.M), out
     by_dir = Estimator.attach(est.latest_training_job.job_dir)  # a job directory works as well
     assert by_dir.model_data == est.model_data
     with pytest.raises(ValueError, match="no job 'nope' under"):
