@@ -15,17 +15,13 @@ See docs/python.md.
 """
 from ._strata import StrataError, __version__, version_string
 from .callbacks import (EarlyStoppingCallback, TrainerCallback, TrainerControl, TrainerState)
+from .estimator import Estimator, UnexpectedStatusException
 from .trainer import (EvalPrediction, PredictionOutput, Trainer, TrainingInterrupted, TrainOutput)
 from .training_args import TrainingArguments
 
 __all__ = [
-    "EarlyStoppingCallback", "EvalPrediction", "PredictionOutput", "StrataError", "Trainer", "TrainerCallback",
-    "TrainerControl", "TrainerState", "TrainingArguments", "TrainingInterrupted", "TrainOutput", "__version__",
-    "version_string",
+    "EarlyStoppingCallback", "Estimator", "EvalPrediction", "PredictionOutput", "StrataError", "Trainer",
+    "TrainerCallback", "TrainerControl", "TrainerState", "TrainingArguments", "TrainingInterrupted", "TrainOutput",
+    "UnexpectedStatusException", "__version__", "version_string",
 ]
 
-try:  # the Estimator is pure Python over the `strata job` runner
-    from .estimator import Estimator  # noqa: F401
-    __all__.append("Estimator")
-except ImportError:  # pragma: no cover - only while estimator.py is absent
-    pass

@@ -113,13 +113,16 @@ class Trainer:
         raises KeyboardInterrupt; SIGTERM / SIGUSR1 raise :class:`TrainingInterrupted`."""
         if "train_file" not in self._files:
             raise ValueError("this Trainer has no train_dataset to train on")
+        spec = ""
         if resume_from_checkpoint not in (None, False):
+            # The model and data loaded already serve: the checkpoint's weights and state replace them.
             spec = "latest" if resume_from_checkpoint is True else os.fspath(resume_from_checkpoint)
-            self._start("train", resume_from_checkpoint=spec)
+            if self._session is None:
+                self._start("train")
         elif self._session is None or self._trained:
             self._start("train")
         self._trained = True
-        out = json.loads(self._session.train())
+        out = json.loads(self._session.train(spec))
         if "interrupted" in out:
             i = out["interrupted"]
             if i["signal"] == signal.SIGINT:
@@ -220,7 +223,7 @@ class Trainer:
             self._tmpdir = tempfile.mkdtemp(prefix="strata-data-")
         return stage_dataset(dataset, os.path.join(self._tmpdir, f"{name}.jsonl"), name)
 
-    def _options(self, mode, **extra):
+    def _options(self, mode):
         options = self.args.given()
         options["model_name_or_path"] = self._model
         if self._tokenizer is not None:
@@ -230,16 +233,15 @@ class Trainer:
         options["do_train"] = mode == "train"
         if "validation_file" in self._files:
             options["do_eval"] = True
-        options.update(extra)
         return [(k, json.dumps(_plain(v))) for k, v in options.items()]
 
-    def _start(self, mode, **extra):
+    def _start(self, mode):
         self._session = None  # one model in memory at a time
         self._trained = False
         events = {e for cb in self.callbacks for e in EVENTS if _overrides(cb, e)}
         metrics = self._metrics if self.compute_metrics is not None else None
         try:
-            self._session = _strata.Session(self._options(mode, **extra), mode, self._dispatch, events, metrics)
+            self._session = _strata.Session(self._options(mode), mode, self._dispatch, events, metrics)
         except _strata.StrataError as e:
             raise _strata.StrataError(self._readable(str(e))) from None
 

@@ -163,10 +163,12 @@ class Session {
       session_->trainer().set_compute_metrics([this](const PredictionArrays& p) { return calls_.metrics(p); });
   }
 
-  // {"metrics": {...}} or {"interrupted": {"checkpoint", "step", "signal"}}.
-  std::string train() {
+  // {"metrics": {...}} or {"interrupted": {"checkpoint", "step", "signal"}}; a non-empty
+  // `resume_from_checkpoint` resumes from it (a directory or "latest").
+  std::string train(const std::string& resume_from_checkpoint) {
     data::DataLoader* data = session_->train_data();
     if (!data) fail("this Trainer has no train_dataset to train on");
+    if (!resume_from_checkpoint.empty()) session_->trainer().set_resume_from_checkpoint(resume_from_checkpoint);
     nlohmann::json out;
     calls_.clear_interrupt();
     guarded([&] {
@@ -280,7 +282,7 @@ void bind_session(py::module_& m) {
       .def(py::init<const std::vector<std::pair<std::string, std::string>>&, const std::string&, py::object,
                     std::set<std::string>, py::object>(),
            py::arg("options"), py::arg("mode"), py::arg("dispatch"), py::arg("events"), py::arg("compute_metrics"))
-      .def("train", &Session::train)
+      .def("train", &Session::train, py::arg("resume_from_checkpoint") = "")
       .def("pass_", &Session::pass, py::arg("file"), py::arg("split"), py::arg("arrays"))
       .def("save_model", &Session::save_model, py::arg("dir"))
       .def("log", &Session::log, py::arg("entry"))

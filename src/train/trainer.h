@@ -96,6 +96,9 @@ class Trainer {
   // before the ranks agree whether to stop: an interruption sent once rank 0 logs that it
   // waits (core/exit_status.h) stops the run after exactly that step. -1: no pause.
   void pause_after_step(int64_t step) { pause_step_ = step; }
+  // The next train() resumes from `spec` (a checkpoint directory or "latest"), as the option
+  // resume_from_checkpoint has it: the Python package's train(resume_from_checkpoint=...).
+  void set_resume_from_checkpoint(std::string spec) { args_.resume_from_checkpoint = std::move(spec); }
   // The events of train() go to `callback` (trainer_callback.h; null: none). Not owned.
   void set_callback(TrainerCallback* callback) { callback_ = callback; }
   // Metrics of every evaluation and prediction pass, besides the task's own (HF's
