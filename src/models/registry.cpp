@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "models/albert/albert_architecture.h"
+#include "models/bart/bart_architecture.h"
 #include "models/bert/bert_architectures.h"
 #include "models/gpt2/gpt2_architecture.h"
 #include "util/error.h"
@@ -14,7 +15,7 @@ namespace strata {
 const std::vector<const Architecture*>& all_architectures() {
   static const std::vector<const Architecture*> all = {&kBertArchitecture, &kRobertaArchitecture,
                                                        &kDistilBertArchitecture, &kAlbertArchitecture,
-                                                       &kGpt2Architecture};
+                                                       &kGpt2Architecture, &kBartArchitecture};
   return all;
 }
 

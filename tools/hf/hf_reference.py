@@ -19,6 +19,7 @@ which lists a tied weight once, under the name that model.safetensors also uses)
     P/logits                  (QA heads: P/start_logits + P/end_logits; AlbertForPreTraining:
                               P/prediction_logits + P/sop_logits)
     P/hidden_states.K         K = 0 (embedding output) .. num_layers
+    P/hidden_states.encoder.K, P/hidden_states.decoder.K   the same per stack of an encoder-decoder
     P/grad/NAME               d loss / d param (zeros + listed in metadata 'no_grad' if unused)
     P/param_after_adamw/NAME  param after ONE torch.optim.AdamW step (torch's own AdamW:
                               decoupled weight decay applied to every parameter unless
@@ -112,8 +113,12 @@ def run_one(model_dir, inputs, dtype, args):
         v = getattr(out, k, None)
         if v is not None:
             res[k] = v.detach().clone()
-    for i, h in enumerate(out.hidden_states or ()):
+    # encoder-decoder outputs (BART) have no hidden_states but one tuple per stack
+    for i, h in enumerate(getattr(out, "hidden_states", None) or ()):
         res[f"hidden_states.{i}"] = h.detach().clone()
+    for stack in ("encoder", "decoder"):
+        for i, h in enumerate(getattr(out, f"{stack}_hidden_states", None) or ()):
+            res[f"hidden_states.{stack}.{i}"] = h.detach().clone()
 
     named = list(model.named_parameters())
     no_grad = []

@@ -1,0 +1,429 @@
+#include "models/bart/bart_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/batch_checks.h"
+#include "models/encoder_heads.h"
+#include "util/error.h"
+
+namespace strata {
+
+namespace {
+// Dropout streams: each site its own (sublayers take two consecutive streams each).
+constexpr uint64_t kEncoderEmbeddingStream = 1;
+constexpr uint64_t kDecoderEmbeddingStream = 2;
+constexpr uint64_t kLayerStreamBase = 16;  // encoder layer i: 16 + 8i .., decoder layer i: 16 + 8(Le + i) ..
+constexpr uint64_t kHeadStream = 1u << 20;
+}  // namespace
+
+template <typename T>
+BartModel<T>::BartModel(const ModelConfig& config) : Model<T>(config), bart_(bart_config(config)) {
+  // HF multiplies by the Python float math.sqrt(d_model), rounded to the tensor's type
+  embed_scale_ = static_cast<T>(bart_.scale_embedding ? std::sqrt(static_cast<double>(config.hidden_size)) : 1.0);
+  build();
+  this->allocate();
+}
+
+template <typename T>
+nn::AttentionSublayerSpec BartModel<T>::add_attention(const std::string& p, const std::string& ln, int heads,
+                                                      bool causal, uint64_t stream) {
+  const ModelConfig& c = this->cfg_;
+  const int C = c.hidden_size;
+  nn::AttentionSublayerSpec s{};
+  // HF's BartAttention order: k_proj, v_proj, q_proj, out_proj
+  s.k = this->add_linear(p + ".k_proj", C, C);
+  s.v = this->add_linear(p + ".v_proj", C, C);
+  s.q = this->add_linear(p + ".q_proj", C, C);
+  s.out = this->add_linear(p + ".out_proj", C, C);
+  s.ln = this->add_layernorm(ln, C, c.layer_norm_eps);
+  s.num_heads = heads;
+  s.causal = causal;
+  s.attn_dropout = c.attention_dropout;
+  s.dropout = c.hidden_dropout;
+  s.stream = stream;
+  return s;
+}
+
+template <typename T>
+nn::FfnSublayerSpec BartModel<T>::add_ffn(const std::string& p, int F, uint64_t stream) {
+  const ModelConfig& c = this->cfg_;
+  nn::FfnSublayerSpec s{};
+  s.fc1 = this->add_linear(p + "fc1", c.hidden_size, F);
+  s.fc2 = this->add_linear(p + "fc2", F, c.hidden_size);
+  s.ln = this->add_layernorm(p + "final_layer_norm", c.hidden_size, c.layer_norm_eps);
+  s.act = c.act;
+  s.act_dropout = bart_.activation_dropout;
+  s.dropout = c.hidden_dropout;
+  s.stream = stream;
+  return s;
+}
+
+template <typename T>
+void BartModel<T>::build() {
+  const ModelConfig& c = this->cfg_;
+  const int C = c.hidden_size, Le = bart_.encoder_layers, Ld = bart_.decoder_layers;
+  if (c.tensor_split.split()) fail("BART has no tensor-parallel layers");
+  const std::string base = c.task == Task::Base ? "" : c.base_prefix();
+  size_t first_entry = 0;
+  auto close_unit = [&] {
+    std::vector<size_t> ids;
+    for (size_t i = first_entry; i < this->table_.entries().size(); ++i) ids.push_back(i);
+    first_entry = this->table_.entries().size();
+    unit_params_.push_back(std::move(ids));
+  };
+  // Positions are looked up at t + 2 (HF's offset), so the tables have 2 rows more; neither has
+  // a padding row. The shared token table has pad_token_id's (no gradient, zero at init).
+  const int positions = c.max_position_embeddings + 2;
+  shared_ = this->add_embedding(base + "shared", c.vocab_size, C, c.pad_token_id);
+  enc_emb_.positions = this->add_embedding(base + "encoder.embed_positions", positions, C, -1);
+  enc_emb_.ln = this->add_layernorm(base + "encoder.layernorm_embedding", C, c.layer_norm_eps);
+  enc_emb_.stream = kEncoderEmbeddingStream;
+  close_unit();
+  for (int i = 0; i < Le; ++i) {
+    const std::string p = base + "encoder.layers." + std::to_string(i) + ".";
+    const uint64_t stream = kLayerStreamBase + 8 * static_cast<uint64_t>(i);
+    BartEncoderLayerSpec l{};
+    l.self_attn = add_attention(p + "self_attn", p + "self_attn_layer_norm", bart_.encoder_heads, false, stream);
+    l.ffn = add_ffn(p, bart_.encoder_ffn, stream + 2);
+    enc_.push_back(l);
+    close_unit();
+  }
+  dec_emb_.positions = this->add_embedding(base + "decoder.embed_positions", positions, C, -1);
+  dec_emb_.ln = this->add_layernorm(base + "decoder.layernorm_embedding", C, c.layer_norm_eps);
+  dec_emb_.stream = kDecoderEmbeddingStream;
+  for (int i = 0; i < Ld; ++i) {
+    const std::string p = base + "decoder.layers." + std::to_string(i) + ".";
+    const uint64_t stream = kLayerStreamBase + 8 * static_cast<uint64_t>(Le + i);
+    BartDecoderLayerSpec l{};
+    l.self_attn = add_attention(p + "self_attn", p + "self_attn_layer_norm", bart_.decoder_heads, true, stream);
+    l.cross_attn =
+        add_attention(p + "encoder_attn", p + "encoder_attn_layer_norm", bart_.decoder_heads, false, stream + 2);
+    l.ffn = add_ffn(p, bart_.decoder_ffn, stream + 4);
+    dec_.push_back(l);
+    close_unit();
+    if (i == 0) unit_params_.back().push_back(0);  // the decoder's embeddings read the shared table
+  }
+  using Init = typename Model<T>::Init;
+  switch (c.task) {
+    case Task::Base: break;
+    case Task::MaskedLM:
+      final_logits_bias_ = this->add_param("final_logits_bias", {1, c.vocab_size}, /*no_decay=*/true, Init::Zero);
+      // HF's checkpoints hold model.shared.weight; the per-stack and lm_head names are tied to it
+      this->aliases_ = {{"lm_head.weight", base + "shared.weight"},
+                        {base + "encoder.embed_tokens.weight", base + "shared.weight"},
+                        {base + "decoder.embed_tokens.weight", base + "shared.weight"}};
+      break;
+    case Task::SequenceClassification:
+      classifier_.pre_dropout = c.classifier_dropout;
+      classifier_.dense = this->add_linear("classification_head.dense", C, C);
+      classifier_.act = kernels::Activation::Tanh;
+      classifier_.dropout = c.classifier_dropout;
+      classifier_.out = this->add_linear("classification_head.out_proj", C, c.num_labels);
+      classifier_.stream = kHeadStream;
+      break;
+    default: fail(c.model_type, ": no ", task_name(c.task), " head");
+  }
+  if (c.task != Task::MaskedLM)
+    this->aliases_ = {{base + "encoder.embed_tokens.weight", base + "shared.weight"},
+                      {base + "decoder.embed_tokens.weight", base + "shared.weight"}};
+  close_unit();
+  if (c.task == Task::MaskedLM) unit_params_.back().push_back(0);  // the tied LM head
+}
+
+template <typename T>
+std::unique_ptr<ModelState> BartModel<T>::make_state(const nn::ActivationPolicy& p) const {
+  if (p.checkpoint_every > 0 || p.offload)
+    fail(this->cfg_.architecture(), ": gradient checkpointing and activation offloading are not implemented for "
+         "BART (it keeps every layer's saved tensors); turn them off");
+  return std::make_unique<BartState<T>>();
+}
+
+template <typename T>
+std::vector<int32_t> BartModel<T>::decoder_inputs(const Batch& b) const {
+  const ModelConfig& c = this->cfg_;
+  // ForConditionalGeneration reads its labels shifted; without labels (and always for the other
+  // heads) BartModel shifts input_ids
+  const bool from_labels = c.task == Task::MaskedLM && !b.labels.empty();
+  const std::vector<int32_t>& src = from_labels ? b.labels : b.input_ids;
+  std::vector<int32_t> out(static_cast<size_t>(b.B) * b.T);
+  for (int r = 0; r < b.B; ++r)
+    for (int t = 0; t < b.T; ++t) {
+      const size_t i = static_cast<size_t>(r) * b.T + t;
+      const int32_t v = t == 0 ? bart_.decoder_start_token_id : src[i - 1];
+      out[i] = v == -100 ? c.pad_token_id : v;
+    }
+  return out;
+}
+
+template <typename T>
+void BartModel<T>::embed(const BartEmbeddingSpec& e, const std::vector<int32_t>& ids, int B, int T_,
+                         const nn::DropoutCtx& drop, BartEmbeddingSaved<T>& s) const {
+  const int N = B * T_, C = this->cfg_.hidden_size;
+  const size_t NC = static_cast<size_t>(N) * C;
+  const nn::Flat<T> f = this->flat_for_forward();
+  s.ids = ids;
+  s.position_ids.resize(static_cast<size_t>(N));
+  for (int n = 0; n < N; ++n) s.position_ids[n] = n % T_ + 2;  // HF's offset
+  for (Buffer<T>* b : {&s.sum, &s.out}) b->resize(NC);
+  for (Buffer<T>* b : {&s.mean, &s.rstd}) b->resize(N);
+  s.sum.zero();
+  kernels::embedding_forward(ids.data(), f.p + shared_, s.sum.data(), N, C);
+  if (embed_scale_ != T(1)) kernels::scale(s.sum.data(), NC, embed_scale_);
+  kernels::embedding_forward(s.position_ids.data(), f.p + e.positions, s.sum.data(), N, C);
+  nn::layernorm_forward(e.ln, f, s.sum.data(), s.out.data(), s.mean.data(), s.rstd.data(), N);
+  kernels::dropout_forward(s.out.data(), s.out.data(), NC, drop.p(this->cfg_.hidden_dropout), drop.seed, e.stream);
+}
+
+template <typename T>
+void BartModel<T>::embed_backward(const BartEmbeddingSpec& e, nn::Flat<T> f, int B, int T_, const nn::DropoutCtx& drop,
+                                  BartEmbeddingSaved<T>& s, T* d) const {
+  const int N = B * T_, C = this->cfg_.hidden_size;
+  const size_t NC = static_cast<size_t>(N) * C;
+  kernels::dropout_backward(d, d, NC, drop.p(this->cfg_.hidden_dropout), drop.seed, e.stream);
+  T* d_sum = s.out.data();  // the forward output is not read again
+  nn::layernorm_backward(e.ln, f, s.sum.data(), s.mean.data(), s.rstd.data(), d, d_sum, N);
+  kernels::embedding_backward(s.position_ids.data(), d_sum, f.g + e.positions, N, C, -1);
+  if (embed_scale_ != T(1)) kernels::scale(d_sum, NC, embed_scale_);
+  kernels::embedding_backward(s.ids.data(), d_sum, f.g + shared_, N, C, this->cfg_.pad_token_id);
+}
+
+template <typename T>
+const T* BartModel<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, const T* h, BartState<T>& s) const {
+  const ModelConfig& c = this->cfg_;
+  const nn::Flat<T> f = this->flat_for_forward();
+  const int N = b.B * s.Td, C = c.hidden_size;
+  switch (c.task) {
+    case Task::Base: return h;
+    case Task::MaskedLM: {
+      s.logits.resize(static_cast<size_t>(N) * c.vocab_size);
+      const nn::LinearSpec lm{shared_, final_logits_bias_, C, c.vocab_size};
+      nn::linear_forward(lm, f, h, s.logits.data(), N);
+      return s.logits.data();
+    }
+    case Task::SequenceClassification: {
+      // HF: every row must hold the same number (>= 1) of eos tokens; the decoder's state at the
+      // last one is the sentence representation
+      s.pooled_pos.assign(static_cast<size_t>(b.B), -1);
+      int count0 = -1;
+      for (int r = 0; r < b.B; ++r) {
+        int count = 0;
+        for (int t = 0; t < b.T; ++t)
+          if (b.input_ids[static_cast<size_t>(r) * b.T + t] == bart_.eos_token_id) {
+            ++count;
+            s.pooled_pos[r] = t;
+          }
+        if (count == 0) fail(c.architecture(), ": row ", r, " has no eos token (id ", bart_.eos_token_id, ")");
+        if (count0 >= 0 && count != count0)
+          fail(c.architecture(), ": all rows must have the same number of eos tokens (row 0 has ", count0, ", row ", r,
+               " has ", count, ")");
+        count0 = count;
+      }
+      s.pooled.resize(static_cast<size_t>(b.B) * C);
+      for (int r = 0; r < b.B; ++r)
+        std::copy_n(h + (static_cast<size_t>(r) * s.Td + s.pooled_pos[r]) * C, C,
+                    s.pooled.data() + static_cast<size_t>(r) * C);
+      nn::classifier_head_forward(classifier_, f, s.pooled.data(), b.B, 1, drop, s.classifier);
+      return s.classifier.logits.data();
+    }
+    default: break;
+  }
+  fail("a ", c.architecture(), " has no task head to run");
+}
+
+template <typename T>
+const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* /*input*/,
+                               ModelState& state) const {
+  if (r.begin != 0 || r.end != this->num_units())
+    fail(this->cfg_.architecture(), ": forward runs the whole model (units 0..", this->num_units() - 1,
+         "); the decoder reads the encoder's output, which a pipeline stage boundary does not carry");
+  auto& s = static_cast<BartState<T>&>(state);
+  const nn::Flat<T> f = this->flat_for_forward();
+  const int B = b.B, T_ = b.T, N = B * T_;
+  s.Td = T_;
+  const int32_t* mask = b.attention_mask.data();
+  s.enc.resize(enc_.size());
+  s.dec.resize(dec_.size());
+
+  embed(enc_emb_, b.input_ids, B, T_, drop, s.enc_emb);
+  const T* x = s.enc_emb.out.data();
+  for (size_t i = 0; i < enc_.size(); ++i) {
+    nn::attention_sublayer_forward(enc_[i].self_attn, f, x, x, mask, B, T_, T_, drop, s.enc[i].self_attn, s.scratch);
+    nn::ffn_sublayer_forward(enc_[i].ffn, f, s.enc[i].self_attn.out.data(), N, drop, s.enc[i].ffn, s.scratch);
+    x = s.enc[i].ffn.out.data();
+  }
+  const T* enc_out = x;
+
+  embed(dec_emb_, decoder_inputs(b), B, s.Td, drop, s.dec_emb);
+  const int Nd = B * s.Td;
+  x = s.dec_emb.out.data();
+  for (size_t i = 0; i < dec_.size(); ++i) {
+    auto& sv = s.dec[i];
+    // decoder self-attention: causal only (HF passes no decoder_attention_mask here)
+    nn::attention_sublayer_forward(dec_[i].self_attn, f, x, x, nullptr, B, s.Td, s.Td, drop, sv.self_attn,
+                                   s.scratch);
+    nn::attention_sublayer_forward(dec_[i].cross_attn, f, sv.self_attn.out.data(), enc_out, mask, B, s.Td, T_, drop,
+                                   sv.cross_attn, s.scratch);
+    nn::ffn_sublayer_forward(dec_[i].ffn, f, sv.cross_attn.out.data(), Nd, drop, sv.ffn, s.scratch);
+    x = sv.ffn.out.data();
+  }
+  return head_forward(b, drop, x, s);
+}
+
+template <typename T>
+const T* BartModel<T>::infer(const Batch& b, ModelState& state) const {
+  // Keeps every layer's tensors (as a training forward does): no slot reuse for BART yet.
+  return forward(b, nn::DropoutCtx{false, 0}, this->all_units(), nullptr, state);
+}
+
+template <typename T>
+LossResult BartModel<T>::loss(const Batch& b, ModelState& state, double norm) const {
+  auto& s = static_cast<BartState<T>&>(state);
+  const ModelConfig& c = this->cfg_;
+  if (c.task == Task::Base)
+    fail("a ", c.architecture(), " has no task head, so it has no loss; use a model with a task head");
+  if (norm <= 0) norm = std::max(1.0, label_count(c, b));
+  switch (c.task) {
+    case Task::MaskedLM: {
+      const int N = b.B * s.Td;
+      if (b.labels.size() != static_cast<size_t>(N)) fail(c.architecture(), " loss: the batch needs one label per position");
+      // labels are not shifted for the loss: decoder position t predicts labels[t]
+      s.dlogits.resize(static_cast<size_t>(N) * c.vocab_size);
+      return {kernels::cross_entropy(s.logits.data(), b.labels.data(), s.dlogits.data(), N, c.vocab_size, norm), norm};
+    }
+    case Task::SequenceClassification:
+      return sequence_classification_loss(c, b, s.classifier.logits.data(), s.dlogits, norm);
+    default: break;
+  }
+  fail("a ", c.architecture(), " has no loss");
+}
+
+template <typename T>
+std::vector<HeadOutput<T>> BartModel<T>::head_outputs(const Batch& b, const ModelState& state) const {
+  const auto& s = static_cast<const BartState<T>&>(state);
+  const ModelConfig& c = this->cfg_;
+  switch (c.task) {
+    case Task::MaskedLM: return {{"logits", {b.B, s.Td, c.vocab_size}, s.logits.data()}};
+    case Task::SequenceClassification: return {{"logits", {b.B, c.num_labels}, s.classifier.logits.data()}};
+    default: return {};
+  }
+}
+
+template <typename T>
+const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output,
+                                ModelState& state, const GradsFinalHook& grads_final) {
+  const ModelConfig& c = this->cfg_;
+  const bool head_only = r.begin == this->head_unit() && r.end == this->num_units();
+  if (!head_only && (r.begin != 0 || r.end != this->num_units()))
+    fail(c.architecture(), ": backward runs the whole model or its head alone (no pipeline stages)");
+  auto& s = static_cast<BartState<T>&>(state);
+  const nn::Flat<T> f = this->flat_for_backward(state);
+  const int B = b.B, T_ = b.T, N = B * T_, Nd = B * s.Td, C = c.hidden_size;
+  const size_t NdC = static_cast<size_t>(Nd) * C, NC = static_cast<size_t>(N) * C;
+  const int32_t* mask = b.attention_mask.data();
+  s.d_dec.resize(NdC);
+  s.d_dec_next.resize(NdC);
+  const T* dec_out = dec_.empty() ? s.dec_emb.out.data() : s.dec.back().ffn.out.data();
+  switch (c.task) {
+    case Task::MaskedLM: {
+      // the bias is HF's final_logits_bias buffer: no gradient
+      const nn::LinearSpec lm{shared_, nn::LinearSpec::kNoBias, C, c.vocab_size};
+      nn::linear_backward(lm, f, dec_out, s.dlogits.data(), s.d_dec.data(), Nd);
+      break;
+    }
+    case Task::SequenceClassification: {
+      s.d_pooled.resize(static_cast<size_t>(B) * C);
+      nn::classifier_head_backward(classifier_, f, B, 1, drop, s.classifier, s.dlogits.data(), s.d_pooled.data());
+      s.d_dec.zero();
+      for (int row = 0; row < B; ++row)
+        std::copy_n(s.d_pooled.data() + static_cast<size_t>(row) * C, C,
+                    s.d_dec.data() + (static_cast<size_t>(row) * s.Td + s.pooled_pos[row]) * C);
+      break;
+    }
+    case Task::Base:
+      if (!d_output) fail("backward needs a task head (", c.architecture(), " has none) or d_output");
+      std::copy_n(d_output, NdC, s.d_dec.data());
+      break;
+    default: fail("backward needs a task head (", c.architecture(), " has none)");
+  }
+  if (head_only) return s.d_dec.data();
+
+  // decoder: each layer's cross-attention adds to the gradient of the encoder's output
+  const T* enc_out = enc_.empty() ? s.enc_emb.out.data() : s.enc.back().ffn.out.data();
+  s.d_enc.resize(NC);
+  s.d_enc_next.resize(NC);
+  s.d_enc.zero();
+  for (int i = static_cast<int>(dec_.size()) - 1; i >= 0; --i) {
+    auto& sv = s.dec[static_cast<size_t>(i)];
+    const T* in = i == 0 ? s.dec_emb.out.data() : s.dec[static_cast<size_t>(i) - 1].ffn.out.data();
+    T* d = s.d_dec.data();
+    T* d2 = s.d_dec_next.data();
+    nn::ffn_sublayer_backward(dec_[i].ffn, f, sv.cross_attn.out.data(), Nd, drop, sv.ffn, d, d2, s.scratch);
+    nn::attention_sublayer_backward(dec_[i].cross_attn, f, sv.self_attn.out.data(), enc_out, mask, B, s.Td, T_, drop,
+                                    sv.cross_attn, d2, d, s.d_enc.data(), s.scratch);
+    nn::attention_sublayer_backward(dec_[i].self_attn, f, in, in, nullptr, B, s.Td, s.Td, drop, sv.self_attn, d, d2,
+                                    d2, s.scratch);
+    std::swap(s.d_dec, s.d_dec_next);
+  }
+  embed_backward(dec_emb_, f, B, s.Td, drop, s.dec_emb, s.d_dec.data());
+
+  for (int i = static_cast<int>(enc_.size()) - 1; i >= 0; --i) {
+    auto& sv = s.enc[static_cast<size_t>(i)];
+    const T* in = i == 0 ? s.enc_emb.out.data() : s.enc[static_cast<size_t>(i) - 1].ffn.out.data();
+    T* d = s.d_enc.data();
+    T* d2 = s.d_enc_next.data();
+    nn::ffn_sublayer_backward(enc_[i].ffn, f, sv.self_attn.out.data(), N, drop, sv.ffn, d, d2, s.scratch);
+    nn::attention_sublayer_backward(enc_[i].self_attn, f, in, in, mask, B, T_, T_, drop, sv.self_attn, d2, d, d,
+                                    s.scratch);
+  }
+  embed_backward(enc_emb_, f, B, T_, drop, s.enc_emb, s.d_enc.data());
+  if (grads_final) grads_final(0);  // the shared table (offset 0) is final only after both stacks
+  return nullptr;
+}
+
+template <typename T>
+typename Model<T>::ActivationTerms BartModel<T>::activation_terms(int B, int T_) const {
+  const ModelConfig& c = this->cfg_;
+  const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size;
+  // both stacks' embeddings (LN input and output, statistics) and the head
+  size_t outside = 2 * (2 * N * C + 2 * N);
+  switch (c.task) {
+    case Task::MaskedLM: outside += N * static_cast<size_t>(c.vocab_size); break;
+    case Task::SequenceClassification: outside += static_cast<size_t>(B) * (4 * C + c.num_labels); break;
+    default: break;
+  }
+  // per block the larger, a decoder layer: two attention sublayers (q, k, v, ctx, LN input,
+  // statistics, output, probabilities) and the FFN (pre-activation, LN input, statistics, output);
+  // the block's output is the next one's input (boundary)
+  const size_t heads = static_cast<size_t>(std::max(bart_.encoder_heads, bart_.decoder_heads));
+  const size_t F = static_cast<size_t>(std::max(bart_.encoder_ffn, bart_.decoder_ffn));
+  const size_t attn = 6 * N * C + 2 * N + static_cast<size_t>(B) * heads * T_ * T_;
+  const size_t ffn = N * F + 2 * N * C + 2 * N;
+  return {outside, 2 * attn + ffn - N * C, N * C, num_blocks()};
+}
+
+template <typename T>
+size_t BartModel<T>::scratch_values(int B, int T_) const {
+  const size_t N = static_cast<size_t>(B) * T_, C = this->cfg_.hidden_size;
+  const size_t heads = static_cast<size_t>(std::max(bart_.encoder_heads, bart_.decoder_heads));
+  const size_t F = static_cast<size_t>(std::max(bart_.encoder_ffn, bart_.decoder_ffn));
+  return 2 * static_cast<size_t>(B) * heads * T_ * T_  // probabilities, dropped and their gradient
+         + 6 * N * C + 2 * N * F                        // the sublayers' gradients
+         + 4 * N * C                                    // d_dec, d_dec_next, d_enc, d_enc_next
+         + loss_values(B, T_);
+}
+
+template <typename T>
+size_t BartModel<T>::loss_values(int B, int T_) const {
+  const ModelConfig& c = this->cfg_;
+  switch (c.task) {
+    case Task::MaskedLM: return static_cast<size_t>(B) * T_ * c.vocab_size;
+    case Task::SequenceClassification: return static_cast<size_t>(B) * c.num_labels;
+    default: return 0;
+  }
+}
+
+template class BartModel<float>;
+template class BartModel<double>;
+
+}  // namespace strata

@@ -1,0 +1,116 @@
+// BART (HF BartModel / BartForConditionalGeneration / BartForSequenceClassification): shared
+// token embeddings scaled by sqrt(d_model) when scale_embedding, learned positions with HF's
+// offset of 2, layernorm_embedding after each stack's embeddings, post-LN encoder layers
+// (self-attention, FFN) and decoder layers (causal self-attention, cross-attention over the
+// encoder's output with its padding mask, FFN), nn/seq2seq_layer.h. The LM head is the shared
+// embedding (tied) plus the final_logits_bias buffer; the classification head pools the
+// decoder's state at each row's last eos token.
+//
+// Units: 0 = the encoder's embeddings, 1..Le the encoder layers, Le+1..Le+Ld the decoder layers
+// (the decoder's embeddings run with its first layer), Le+Ld+1 the head. The decoder reads the
+// encoder's output besides the hidden state, so a range must cover the whole model (or, in
+// backward, the head alone: freeze_base_model); pipeline stages are refused.
+//
+// final_logits_bias is a buffer in HF, not a parameter: it is in the table (checkpoints carry
+// it) with no_decay set, and backward never gives it a gradient, so AdamW leaves it as it is.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "models/bart/bart_config.h"
+#include "models/model.h"
+#include "nn/heads.h"
+#include "nn/seq2seq_layer.h"
+
+namespace strata {
+
+struct BartEncoderLayerSpec {
+  nn::AttentionSublayerSpec self_attn;
+  nn::FfnSublayerSpec ffn;
+};
+struct BartDecoderLayerSpec {
+  nn::AttentionSublayerSpec self_attn, cross_attn;
+  nn::FfnSublayerSpec ffn;
+};
+
+// Token + position embeddings, then layernorm_embedding and dropout, of one stack.
+struct BartEmbeddingSpec {
+  size_t positions;  // [max_position_embeddings + 2, C]
+  nn::LayerNormSpec ln;
+  uint64_t stream;
+};
+
+template <typename T>
+struct BartEmbeddingSaved {
+  std::vector<int32_t> ids, position_ids;
+  Buffer<T> sum, mean, rstd, out;  // LN input, statistics, output after dropout
+};
+
+template <typename T>
+struct BartState : ModelState {
+  BartEmbeddingSaved<T> enc_emb, dec_emb;
+  struct Enc {
+    nn::AttentionSublayerSaved<T> self_attn;
+    nn::FfnSublayerSaved<T> ffn;
+  };
+  struct Dec {
+    nn::AttentionSublayerSaved<T> self_attn, cross_attn;
+    nn::FfnSublayerSaved<T> ffn;
+  };
+  std::vector<Enc> enc;
+  std::vector<Dec> dec;
+  int Td = 0;                     // decoder length (= T: labels are one per input position)
+  std::vector<int> pooled_pos;    // sequence classification: each row's last eos position
+  Buffer<T> pooled;               // [B, C]
+  nn::ClassifierHeadSaved<T> classifier;
+  Buffer<T> logits, dlogits;
+  nn::Seq2SeqScratch<T> scratch;
+  Buffer<T> d_dec, d_dec_next, d_enc, d_enc_next, d_pooled, d_emb;
+};
+
+template <typename T>
+class BartModel final : public Model<T> {
+ public:
+  explicit BartModel(const ModelConfig& config);
+
+  int num_blocks() const override { return bart_.encoder_layers + bart_.decoder_layers; }
+  std::vector<size_t> unit_parameters(int u) const override { return unit_params_.at(static_cast<size_t>(u)); }
+  const T* forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
+                   ModelState& state) const override;
+  LossResult loss(const Batch& b, ModelState& state, double norm = 0) const override;
+  const T* backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output, ModelState& state,
+                    const GradsFinalHook& grads_final = {}) override;
+  std::vector<HeadOutput<T>> head_outputs(const Batch& b, const ModelState& state) const override;
+  const T* infer(const Batch& b, ModelState& state) const override;
+  typename Model<T>::ActivationTerms activation_terms(int B, int T_) const override;
+  size_t scratch_values(int B, int T_) const override;
+  size_t loss_values(int B, int T_) const override;
+  using Model<T>::forward;
+  using Model<T>::backward;
+
+ private:
+  std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& p) const override;
+  void build();
+  nn::AttentionSublayerSpec add_attention(const std::string& p, const std::string& ln, int heads, bool causal,
+                                          uint64_t stream);
+  nn::FfnSublayerSpec add_ffn(const std::string& p, int F, uint64_t stream);
+  // HF's shift_tokens_right: decoder_start_token_id, then the row shifted, -100 -> pad.
+  std::vector<int32_t> decoder_inputs(const Batch& b) const;
+  void embed(const BartEmbeddingSpec& e, const std::vector<int32_t>& ids, int B, int T_, const nn::DropoutCtx& drop,
+             BartEmbeddingSaved<T>& s) const;
+  void embed_backward(const BartEmbeddingSpec& e, nn::Flat<T> f, int B, int T_, const nn::DropoutCtx& drop,
+                      BartEmbeddingSaved<T>& s, T* d) const;
+  const T* head_forward(const Batch& b, const nn::DropoutCtx& drop, const T* h, BartState<T>& s) const;
+
+  BartConfig bart_;
+  T embed_scale_;
+  size_t shared_ = 0;
+  BartEmbeddingSpec enc_emb_{}, dec_emb_{};
+  std::vector<BartEncoderLayerSpec> enc_;
+  std::vector<BartDecoderLayerSpec> dec_;
+  size_t final_logits_bias_ = nn::LinearSpec::kNoBias;
+  nn::ClassifierHeadSpec classifier_{};
+  std::vector<std::vector<size_t>> unit_params_;
+};
+
+}  // namespace strata

@@ -1,0 +1,194 @@
+// BART model tests: whole-model gradients against central differences (fp64, dropout on) for
+// both heads, HF's decoder inputs (shift_tokens_right), the tied and untrained parameters, and
+// refused batches and ranges. HF parity (loss, logits, every gradient, one AdamW step) is in
+// test_hf_parity.cpp, on tests/fixtures/bart-*.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "grad_check.h"
+#include "models/bart/bart_model.h"
+#include "models/batch_checks.h"
+#include "models/config.h"
+#include "models/registry.h"
+#include "test_util_model.h"
+#include "util/error.h"
+
+namespace strata {
+namespace {
+
+using nlohmann::json;
+using test::init_perturbed;
+using test::uniform_int;
+
+constexpr int kPad = 1, kEos = 2, kStart = 2;
+
+// A BartConfig as HF writes it, tiny; encoder and decoder differ in heads and FFN width, and
+// scale_embedding is on (sqrt(8) is not a power of two, so a missing or misplaced scale shows).
+json tiny_bart_json(Task task, float dropout) {
+  json j;
+  j["model_type"] = "bart";
+  j["architectures"] = {task == Task::MaskedLM ? "BartForConditionalGeneration"
+                        : task == Task::SequenceClassification ? "BartForSequenceClassification"
+                                                               : "BartModel"};
+  j["vocab_size"] = 23;
+  j["max_position_embeddings"] = 16;
+  j["d_model"] = 8;
+  j["encoder_layers"] = 2;
+  j["decoder_layers"] = 2;
+  j["encoder_attention_heads"] = 2;
+  j["decoder_attention_heads"] = 1;
+  j["encoder_ffn_dim"] = 12;
+  j["decoder_ffn_dim"] = 10;
+  j["activation_function"] = "gelu";
+  j["dropout"] = dropout;
+  j["attention_dropout"] = dropout;
+  j["activation_dropout"] = dropout;
+  j["classifier_dropout"] = dropout;
+  j["init_std"] = 0.2;  // far from linear, as in test_models.cpp
+  j["scale_embedding"] = true;
+  j["pad_token_id"] = kPad;
+  j["bos_token_id"] = 0;
+  j["eos_token_id"] = kEos;
+  j["decoder_start_token_id"] = kStart;
+  if (task == Task::SequenceClassification) j["num_labels"] = 3;
+  return j;
+}
+
+ModelConfig tiny_bart(Task task, float dropout) {
+  return parse_model_config(tiny_bart_json(task, dropout), "tiny bart config.json");
+}
+
+// Rows <s> tokens </s> then padding (odd rows a third shorter); real tokens avoid bos, pad and
+// eos, so each row has one eos. Conditional generation: the clean row as labels, -100 on padding,
+// the input corrupted at a few positions.
+Batch make_batch(const ModelConfig& c, int B, int T, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Batch b;
+  b.B = B;
+  b.T = T;
+  for (int r = 0; r < B; ++r) {
+    const int len = r % 2 ? T - T / 3 : T;
+    for (int t = 0; t < T; ++t) {
+      const int id = t >= len ? kPad : t == 0 ? 0 : t == len - 1 ? kEos : uniform_int(rng, 3, c.vocab_size);
+      const bool corrupt = c.task == Task::MaskedLM && t > 0 && t < len - 1 && uniform_int(rng, 0, 4) == 0;
+      b.input_ids.push_back(corrupt ? uniform_int(rng, 3, c.vocab_size) : id);
+      b.attention_mask.push_back(t < len);
+      b.token_type_ids.push_back(0);
+      if (c.task == Task::MaskedLM) b.labels.push_back(t < len ? id : -100);
+    }
+  }
+  if (c.task == Task::SequenceClassification)
+    for (int r = 0; r < B; ++r) b.labels.push_back(uniform_int(rng, 0, c.num_labels));
+  check_batch(c, b, "generated batch");
+  return b;
+}
+
+// The key projection's bias shifts every score of a query equally: softmax ignores it, so its
+// gradient is exactly zero. final_logits_bias is HF's buffer, never trained: zero by design,
+// although the logits depend on it.
+test::ZeroGradients bart_zero_gradients() {
+  test::ZeroGradients z;
+  z.tensor = [](const std::string& n) { return n.ends_with("k_proj.bias") || n == "final_logits_bias"; };
+  z.element = [](const ParamEntry& e, size_t) { return e.name == "final_logits_bias"; };
+  return z;
+}
+
+class BartGradCheck : public testing::TestWithParam<Task> {};
+
+TEST_P(BartGradCheck, EveryParameterMatchesCentralDifferencesWithDropout) {
+  BartModel<double> m(tiny_bart(GetParam(), 0.1f));
+  init_perturbed(m, 7);
+  const Batch b = make_batch(m.config(), 3, 7, 11);
+  test::expect_gradients_match_finite_differences_with_dropout(m, b, bart_zero_gradients());
+}
+
+INSTANTIATE_TEST_SUITE_P(Bart, BartGradCheck, testing::Values(Task::MaskedLM, Task::SequenceClassification),
+                         [](const testing::TestParamInfo<Task>& i) {
+                           return i.param == Task::MaskedLM ? std::string("ConditionalGeneration")
+                                                            : std::string("SequenceClassification");
+                         });
+
+// HF's shift_tokens_right: position 0 reads decoder_start_token_id, position t the label at
+// t-1, with -100 read as pad_token_id. Seen through the decoder's causality: changing the label
+// at t changes no logit at positions <= t, and a label of -100 acts as the pad token.
+TEST(BartModel, DecoderReadsTheLabelsShiftedRightWithMinus100AsPad) {
+  BartModel<double> m(tiny_bart(Task::MaskedLM, 0));
+  init_perturbed(m, 3);
+  Batch b = make_batch(m.config(), 2, 6, 5);
+  const nn::DropoutCtx off{false, 0};
+  auto logits = [&](const Batch& x) {
+    auto st = m.new_state();
+    const double* l = m.forward(x, off, *st);
+    return std::vector<double>(l, l + static_cast<size_t>(x.B) * x.T * m.config().vocab_size);
+  };
+  const auto base = logits(b);
+  const int V = m.config().vocab_size;
+  Batch changed = b;
+  changed.labels[3] = changed.labels[3] == 5 ? 6 : 5;  // row 0, position 3
+  const auto after = logits(changed);
+  for (int t = 0; t < b.T; ++t) {
+    const bool same = std::equal(base.begin() + t * V, base.begin() + (t + 1) * V, after.begin() + t * V);
+    EXPECT_EQ(same, t <= 3) << "position " << t;
+  }
+  Batch ignored = b, padded = b;
+  ignored.labels[2] = -100;
+  padded.labels[2] = kPad;
+  EXPECT_EQ(logits(ignored), logits(padded));
+}
+
+TEST(BartModel, SharedEmbeddingIsTiedAndFinalLogitsBiasIsNeverTrained) {
+  BartModel<double> m(tiny_bart(Task::MaskedLM, 0));
+  init_perturbed(m, 3);
+  const auto& aliases = m.tied_aliases();
+  for (const char* n : {"lm_head.weight", "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"})
+    EXPECT_NE(std::find(aliases.begin(), aliases.end(), std::make_pair(std::string(n), std::string("model.shared.weight"))),
+              aliases.end())
+        << n;
+  const ParamEntry& flb = m.table().at("final_logits_bias");
+  EXPECT_TRUE(flb.no_decay);
+  const Batch b = make_batch(m.config(), 2, 6, 5);
+  auto st = m.new_state();
+  test::compute_gradients(m, b, nn::DropoutCtx{false, 0}, *st);
+  for (size_t i = 0; i < flb.numel; ++i) EXPECT_EQ(m.grads()[flb.offset + i], 0.0);
+}
+
+TEST(BartBadInput, SequenceClassificationNeedsTheSameNumberOfEosPerRow) {
+  BartModel<double> m(tiny_bart(Task::SequenceClassification, 0));
+  Batch b = make_batch(m.config(), 2, 6, 5);
+  auto st = m.new_state();
+  b.input_ids[2] = kEos;  // row 0 now has two
+  EXPECT_THROW(m.forward(b, nn::DropoutCtx{false, 0}, *st), Error);
+  b.input_ids[2] = 5;
+  b.input_ids[5] = 5;  // row 0 now has none
+  EXPECT_THROW(m.forward(b, nn::DropoutCtx{false, 0}, *st), Error);
+}
+
+TEST(BartBadInput, PartialUnitRangesAndCheckpointingAreRefused) {
+  BartModel<double> m(tiny_bart(Task::MaskedLM, 0));
+  const Batch b = make_batch(m.config(), 2, 6, 5);
+  auto st = m.new_state();
+  EXPECT_THROW(m.forward(b, nn::DropoutCtx{false, 0}, UnitRange{0, 2}, nullptr, *st), Error);
+  nn::ActivationPolicy recompute;
+  recompute.checkpoint_every = 1;
+  EXPECT_THROW(m.new_state(recompute), Error);
+}
+
+TEST(BartBadInput, LayerDropIsRefusedNamingTheFile) {
+  json j = tiny_bart_json(Task::MaskedLM, 0);
+  j["encoder_layerdrop"] = 0.1;
+  try {
+    parse_model_config(j, "bart/config.json");
+    FAIL() << "encoder_layerdrop was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bart/config.json"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace strata
