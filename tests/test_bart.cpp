@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,10 +13,14 @@
 #include <nlohmann/json.hpp>
 
 #include "grad_check.h"
+#include "io/safetensors.h"
+#include "kernels/ops.h"
 #include "models/bart/bart_model.h"
 #include "models/batch_checks.h"
 #include "models/config.h"
+#include "models/pretrained.h"
 #include "models/registry.h"
+#include "test_util_fs.h"
 #include "test_util_model.h"
 #include "util/error.h"
 
@@ -156,6 +161,62 @@ TEST(BartModel, SharedEmbeddingIsTiedAndFinalLogitsBiasIsNeverTrained) {
   auto st = m.new_state();
   test::compute_gradients(m, b, nn::DropoutCtx{false, 0}, *st);
   for (size_t i = 0; i < flb.numel; ++i) EXPECT_EQ(m.grads()[flb.offset + i], 0.0);
+}
+
+// HF's checkpoint (tests/fixtures, saved by BartForConditionalGeneration.save_pretrained) holds
+// model.shared.weight and final_logits_bias and none of the tied names; it loads with nothing
+// missing or unused, and strata's own save loads back bit for bit, with the tied names left out.
+TEST(BartModel, LoadsHfCheckpointAndSaveLoadRoundTripIsBitExact) {
+  for (const char* name : {"bart-cond-gen", "bart-seq-cls"}) {
+    SCOPED_TRACE(name);
+    LoadReport hf;
+    const auto m = load_pretrained<float>(test::fixture(name), &hf);
+    EXPECT_TRUE(hf.missing.empty() && hf.unexpected.empty());
+    const test::ScratchDir scratch;
+    save_pretrained(*m, scratch.path("saved"));
+    LoadReport report;
+    const auto back = load_pretrained<float>(scratch.path("saved"), &report);
+    EXPECT_TRUE(report.missing.empty() && report.unexpected.empty());
+    EXPECT_EQ(std::memcmp(back->params().data(), m->params().data(), m->table().total() * sizeof(float)), 0);
+    const io::SafetensorsFile file(scratch.path("saved") + "/model.safetensors");
+    EXPECT_EQ(file.tensors().size(), m->table().entries().size());
+    for (const auto& [alias, target] : m->tied_aliases()) EXPECT_EQ(file.find(alias), nullptr) << alias;
+  }
+}
+
+// A training step with dropout gives the same bits on 1, 2 and 3 threads (the products in the
+// kernels' default fixed tiles, the attention loops serial), as docs/numerics.md promises. The
+// model is wide enough (d_model 64, 4 x 32 tokens, vocab 500) for products of several tiles.
+TEST(BartModel, TrainingStepIsBitIdenticalForAnyThreadCount) {
+  const int saved_threads = kernels::num_threads();
+  json j = tiny_bart_json(Task::MaskedLM, 0.1f);
+  j["d_model"] = 64;
+  j["encoder_ffn_dim"] = 256;
+  j["decoder_ffn_dim"] = 192;
+  j["vocab_size"] = 500;
+  j["max_position_embeddings"] = 64;
+  const ModelConfig c = parse_model_config(j, "medium bart config.json");
+  auto step = [&](int threads) {
+    kernels::set_num_threads(threads);
+    BartModel<float> m(c);
+    m.init_weights(61);
+    const Batch b = make_batch(m.config(), 4, 32, 63);
+    const nn::DropoutCtx drop{true, 62};
+    auto st = m.new_state();
+    m.forward(b, drop, *st);
+    const double loss = m.loss(b, *st).loss;
+    m.grads().zero();
+    m.backward(b, drop, *st);
+    std::vector<float> g(m.grads().data(), m.grads().data() + m.table().total());
+    return std::pair{loss, g};
+  };
+  const auto one = step(1);
+  for (int threads : {2, 3}) {
+    const auto many = step(threads);
+    EXPECT_EQ(std::memcmp(&one.first, &many.first, sizeof(double)), 0) << threads;
+    EXPECT_EQ(std::memcmp(one.second.data(), many.second.data(), one.second.size() * sizeof(float)), 0) << threads;
+  }
+  kernels::set_num_threads(saved_threads);
 }
 
 TEST(BartBadInput, SequenceClassificationNeedsTheSameNumberOfEosPerRow) {
