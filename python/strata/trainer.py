@@ -225,6 +225,11 @@ class Trainer:
 
     def _options(self, mode):
         options = self.args.given()
+        # As PyTorch does, a script honours OMP_NUM_THREADS (the job runner sets it per rank)
+        # unless num_threads is given; strata train's default is the cores over the ranks.
+        threads = os.environ.get("OMP_NUM_THREADS", "")
+        if "num_threads" not in options and threads.isdigit() and int(threads) > 0:
+            options["num_threads"] = int(threads)
         options["model_name_or_path"] = self._model
         if self._tokenizer is not None:
             options["tokenizer_name"] = self._tokenizer
