@@ -128,11 +128,12 @@ Ranks join_ranks(double timeout_s) {
 }
 
 TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ranks)
-    : args_(a), mode_(mode), ranks_(ranks) {
+    : args_(a), ranks_(ranks) {
   dist::Communicator& world = *ranks_.world;
   const dist::Layout& layout = ranks_.layout;
   const dist::RankGrid grid = make_rank_grid(a, layout);
-  check_parallel_layout(a, model_config(a), a.model_name_or_path + "/config.json", grid, layout);
+  ModelConfig cfg = model_config(a);
+  check_parallel_layout(a, cfg, a.model_name_or_path + "/config.json", grid, layout);
   groups_ = dist::make_process_groups(world, grid);
   if (world.size() > 1) {
     const std::vector<std::string> hosts = host_names(world);
@@ -148,7 +149,6 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
                                                  : kernels::GemmThreading::Library);
   mixed_precision(a);  // bf16 / fp16 this CPU cannot run are refused before anything is read or written
   if (world.size() > 1) dist::check_same_on_all_ranks(world, fingerprint(a), "configuration or model files");
-  ModelConfig cfg = model_config(a);
   std::unique_ptr<Model<float>> model;
   // Tensor parallelism: this rank builds (and loads, or initialises) its slices only.
   cfg.tensor_split = {groups_.tensor->size(), groups_.tensor->rank()};
@@ -177,7 +177,7 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
     model->init_weights(static_cast<uint64_t>(a.seed));
   }
   if (groups_.tensor->size() > 1) model->set_tensor_group(bind_tensor_group(*groups_.tensor));
-    const bool main = world.rank() == 0;
+  const bool main = world.rank() == 0;
   if (main) fs::create_directories(a.output_dir);
   world.barrier("output directory ready");
   if (mode == Mode::Train) train_ = loader(data_.train, true);
@@ -201,7 +201,6 @@ ExtraSplit TrainerSession::load_split(const std::string& file, Mode mode) {
   Split& split = mode == Mode::Evaluate ? s.data.validation : s.data.test;
   s.loader = loader(split, false);
   s.task = split.eval.get();
-  s.labelled = split.labelled;
   return s;
 }
 

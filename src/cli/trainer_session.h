@@ -31,7 +31,6 @@ struct ExtraSplit {
   JobData data;  // owns the tokenizers the loader encodes with
   std::unique_ptr<data::DataLoader> loader;
   const EvalTask* task = nullptr;  // null: the Trainer's default for the model
-  bool labelled = false;
 };
 
 class TrainerSession {
@@ -59,7 +58,6 @@ class TrainerSession {
   std::unique_ptr<data::DataLoader> loader(const Split& split, bool train) const;
 
   TrainingArguments args_;
-  Mode mode_;
   Ranks& ranks_;
   dist::ProcessGroups groups_;
   JobData data_;

@@ -67,7 +67,7 @@ class PythonCalls final : public TrainerCallback {
     return true;
   }
 
-  nlohmann::json metrics(const PredictionArrays& arrays);
+  nlohmann::json metrics(PredictionArrays arrays);
   void clear_interrupt() { ctrl_c_ = false; }
   bool wants_metrics() const { return !compute_metrics_.is_none(); }
 
@@ -127,13 +127,12 @@ py::tuple to_python(PredictionArrays&& arrays) {
   return py::make_tuple(array_of(a, a->predictions.data(), true, a->predictions_shape), labels);
 }
 
-nlohmann::json PythonCalls::metrics(const PredictionArrays& arrays) {
+nlohmann::json PythonCalls::metrics(PredictionArrays arrays) {
   std::fflush(stdout);
   py::gil_scoped_acquire gil;
   nlohmann::json out;
   call([&] {
-    PredictionArrays copy = arrays;  // numpy shares it past this call
-    const py::tuple t = to_python(std::move(copy));
+    const py::tuple t = to_python(std::move(arrays));  // numpy may keep them past this call
     out = nlohmann::json::parse(compute_metrics_(t[0], t[1]).cast<std::string>());
   });
   return out;
@@ -160,7 +159,7 @@ class Session {
     });
     session_->trainer().set_callback(&calls_);
     if (calls_.wants_metrics())
-      session_->trainer().set_compute_metrics([this](const PredictionArrays& p) { return calls_.metrics(p); });
+      session_->trainer().set_compute_metrics([this](PredictionArrays p) { return calls_.metrics(std::move(p)); });
   }
 
   // {"metrics": {...}} or {"interrupted": {"checkpoint", "step", "signal"}}; a non-empty
@@ -220,11 +219,11 @@ class Session {
   std::string state() const { return session_->trainer().state().hf_json().dump(); }
   int rank() const { return session_->world().rank(); }
   int world_size() const { return world_size_; }
-  std::string model_config() const { return session_->trainer().model().config().to_json().dump(); }
 
  private:
-  // Runs f with the stop signals routed to the idle thread; Python's exception from a callback comes back as itself. With several ranks an
-  // error stops the whole job (as `strata train` does): the other ranks would wait forever.
+  // Runs f with the stop signals routed to the idle thread; Python's exception from a callback
+  // comes back as itself. With several ranks an error stops the whole job (as `strata train`
+  // does): the other ranks would wait forever.
   template <typename F>
   void guarded(F&& f) {
     const SignalsOffThisThread signals;  // Ctrl-C and SIGTERM reach Python's flag, not our system calls
@@ -287,7 +286,6 @@ void bind_session(py::module_& m) {
       .def("save_model", &Session::save_model, py::arg("dir"))
       .def("log", &Session::log, py::arg("entry"))
       .def("state", &Session::state)
-      .def("model_config", &Session::model_config)
       .def_property_readonly("rank", &Session::rank)
       .def_property_readonly("world_size", &Session::world_size);
 }

@@ -606,8 +606,14 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   }
   const auto t0 = std::chrono::steady_clock::now();
   data.start(0, 0);
-  std::unique_ptr<EvalPass> pass = task->start();
-  if (keep_arrays || compute_metrics_) pass->keep_arrays();
+  // Every pass of this call (this rank's, the union, another stage's copy) keeps the arrays
+  // when they are wanted.
+  auto start_pass = [&, keep = keep_arrays || compute_metrics_] {
+    std::unique_ptr<EvalPass> p = task->start();
+    if (keep) p->keep_arrays();
+    return p;
+  };
+  std::unique_ptr<EvalPass> pass = start_pass();
   double loss_sum = 0, norm = 0;
   Batch b;
   while (data.next(b)) {
@@ -626,8 +632,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   }
   pipe_->finish_infer();
   if (comm_ && (!pipeline_ || pipe_->is_last())) {  // every replica saw its shard: the union, on every replica
-    std::unique_ptr<EvalPass> all = task->start();
-    if (keep_arrays || compute_metrics_) all->keep_arrays();
+    std::unique_ptr<EvalPass> all = start_pass();
     for (const std::string& p : comm_->all_gather_bytes(pass->serialize(), "evaluation outputs")) all->merge(p);
     pass = std::move(all);
     loss_sum = all_sum(loss_sum, "evaluation loss");
@@ -645,8 +650,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
     loss_sum = sums[0];
     norm = sums[1];
     if (!pipe_->is_last()) {
-      pass = task->start();
-      if (keep_arrays || compute_metrics_) pass->keep_arrays();
+      pass = start_pass();
       pass->merge(bytes);
     }
   }

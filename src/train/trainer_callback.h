@@ -49,8 +49,9 @@ struct PredictionArrays {
   std::vector<int64_t> labels_shape;  // empty: no labels
 };
 
-// A compute_metrics function: the pass's arrays to metrics (name -> number). The Trainer adds
-// them to the pass's own, prefixed as HF prefixes them ("eval_accuracy").
-using ComputeMetrics = std::function<nlohmann::json(const PredictionArrays&)>;
+// A compute_metrics function: the pass's arrays (its own copy, to hand on without copying) to
+// metrics (name -> number). The Trainer adds them to the pass's own, prefixed as HF prefixes
+// them ("eval_accuracy").
+using ComputeMetrics = std::function<nlohmann::json(PredictionArrays)>;
 
 }  // namespace strata
