@@ -9,7 +9,7 @@ from collections import namedtuple
 from . import _strata
 from .callbacks import EVENTS, PAYLOAD_NAME, EarlyStoppingCallback, TrainerCallback, TrainerControl, TrainerState
 from .datasets import stage_dataset
-from .training_args import TrainingArguments
+from .training_args import TrainingArguments, _plain, option_pairs
 
 TrainOutput = namedtuple("TrainOutput", ["global_step", "training_loss", "metrics"])
 PredictionOutput = namedtuple("PredictionOutput", ["predictions", "label_ids", "metrics"])
@@ -238,7 +238,7 @@ class Trainer:
         options["do_train"] = mode == "train"
         if "validation_file" in self._files:
             options["do_eval"] = True
-        return [(k, json.dumps(_plain(v))) for k, v in options.items()]
+        return option_pairs(options)
 
     def _start(self, mode):
         self._session = None  # one model in memory at a time
@@ -298,11 +298,6 @@ def _renamed(metrics, prefix, wanted):
     if prefix == wanted:
         return metrics
     return {(wanted + k[len(prefix):] if k.startswith(prefix + "_") else k): v for k, v in metrics.items()}
-
-
-def _plain(v):
-    from .training_args import _plain as plain
-    return plain(v)
 
 
 def _write_json(path, obj):

@@ -26,14 +26,8 @@ class TrainingArguments:
 
     @staticmethod
     def _check(options):
-        pairs = [(k, json.dumps(_plain(v))) for k, v in options.items()]
-        values = json.loads(_strata.check_training_arguments(pairs))
-        return {k: v for k, v in values.items() if v != "(given to the Trainer)" or k in options}
-
-    def _pairs(self, **extra):
-        options = dict(self._options)
-        options.update(extra)
-        return [(k, json.dumps(_plain(v))) for k, v in options.items()]
+        values = json.loads(_strata.check_training_arguments(option_pairs(options)))
+        return {k: v for k, v in values.items() if v != _strata.GIVEN_TO_TRAINER or k in options}
 
     def __getattr__(self, name):
         values = object.__getattribute__(self, "_values")
@@ -60,10 +54,15 @@ class TrainingArguments:
         return dict(self._options)
 
     def __repr__(self):
-        return "TrainingArguments(\n" + _strata.format_training_arguments(self._pairs()) + ")"
+        return "TrainingArguments(\n" + _strata.format_training_arguments(option_pairs(self._options)) + ")"
 
     def __eq__(self, other):
         return isinstance(other, TrainingArguments) and self._values == other._values
+
+
+def option_pairs(options):
+    """Options as the C++ core takes them: (name, value as JSON) pairs."""
+    return [(k, json.dumps(_plain(v))) for k, v in options.items()]
 
 
 def _plain(v):

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <pybind11/stl.h>
 #include <yaml-cpp/yaml.h>
 
@@ -13,6 +14,12 @@
 #include "util/error.h"
 
 namespace strata::python {
+
+namespace {
+// The value standing for the options a Trainer gives (the model, the data) in a
+// TrainingArguments checked alone; Python leaves them out of what it shows.
+constexpr const char* kGivenToTrainer = "(given to the Trainer)";
+}  // namespace
 
 TrainingArguments parse_arguments(const std::vector<std::pair<std::string, std::string>>& options) {
   // The distribution / deepspeed blocks are read from the config's root; the rest are
@@ -46,6 +53,7 @@ void bind_training_arguments(py::module_& m) {
   // or StrataError naming the keyword that is wrong.
   // TrainingArguments alone, before a Trainer gives it the model and the data: those options
   // are checked once the Trainer has them, so they are filled in here unless given.
+  m.attr("GIVEN_TO_TRAINER") = kGivenToTrainer;
   auto standalone = [](std::vector<std::pair<std::string, std::string>> options) {
     auto given = [&](const char* key) {
       for (const auto& o : options)
@@ -53,7 +61,7 @@ void bind_training_arguments(py::module_& m) {
       return false;
     };
     for (const char* key : {"model_name_or_path", "train_file", "validation_file"})
-      if (!given(key)) options.insert(options.begin(), {key, "\"(given to the Trainer)\""});
+      if (!given(key)) options.insert(options.begin(), {key, nlohmann::json(kGivenToTrainer).dump()});
     return parse_arguments(options);
   };
   m.def("check_training_arguments",
