@@ -194,6 +194,13 @@ class Model {
   // A parameter split over the tensor-parallel ranks (ParamTable::add_split); `shape` is HF's.
   size_t add_split_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init, int split_dim,
                          int parts = 1, double std = -1);
+  // The entries added to the table since `first` (a layer unit's parameters, as a model closes
+  // each unit while it builds); `first` moves past them.
+  std::vector<size_t> entries_since(size_t& first) const {
+    std::vector<size_t> ids;
+    for (; first < table_.entries().size(); ++first) ids.push_back(first);
+    return ids;
+  }
   // The flat buffers with the tensor-parallel group, for the layers.
   nn::Flat<T> flat_for_forward() const { return {params_.data(), nullptr, tp_group()}; }
   // Backward's: gradients into the state's own buffer when it names one (ModelState::own_gradients).

@@ -66,12 +66,7 @@ void BartModel<T>::build() {
   if (c.tensor_split.split()) fail("BART has no tensor-parallel layers");
   const std::string base = c.task == Task::Base ? "" : c.base_prefix();
   size_t first_entry = 0;
-  auto close_unit = [&] {
-    std::vector<size_t> ids;
-    for (size_t i = first_entry; i < this->table_.entries().size(); ++i) ids.push_back(i);
-    first_entry = this->table_.entries().size();
-    unit_params_.push_back(std::move(ids));
-  };
+  auto close_unit = [&] { unit_params_.push_back(this->entries_since(first_entry)); };
   // Positions are looked up at t + 2 (HF's offset), so the tables have 2 rows more; neither has
   // a padding row. The shared token table has pad_token_id's (no gradient, zero at init).
   const int positions = c.max_position_embeddings + 2;

@@ -39,12 +39,7 @@ void EncoderModel<T>::build() {
   const std::string base = c.task == Task::Base ? "" : c.base_prefix();
   const std::string emb = base + "embeddings.";
   size_t first_entry = 0;
-  auto close_unit = [&] {
-    std::vector<size_t> ids;
-    for (size_t i = first_entry; i < this->table_.entries().size(); ++i) ids.push_back(i);
-    first_entry = this->table_.entries().size();
-    unit_params_.push_back(std::move(ids));
-  };
+  auto close_unit = [&] { unit_params_.push_back(this->entries_since(first_entry)); };
 
   // Embeddings. nn.Embedding(padding_idx=pad) for words in every model, and for positions in RoBERTa.
   // Under tensor parallelism the word table (and the masked-LM decoder tied to it, with its

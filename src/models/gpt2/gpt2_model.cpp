@@ -46,12 +46,7 @@ void Gpt2Model<T>::build() {
   const int C = c.hidden_size, F = c.intermediate_size;
   const std::string base = c.task == Task::Base ? "" : c.base_prefix();
   size_t first_entry = 0;
-  auto close_unit = [&] {
-    std::vector<size_t> ids;
-    for (size_t i = first_entry; i < this->table_.entries().size(); ++i) ids.push_back(i);
-    first_entry = this->table_.entries().size();
-    unit_params_.push_back(std::move(ids));
-  };
+  auto close_unit = [&] { unit_params_.push_back(this->entries_since(first_entry)); };
 
   // GPT-2's embeddings have no padding_idx: every row is trained. Under tensor parallelism wte
   // is vocabulary-parallel (each rank its rows, for the lookup and the tied LM head); the
