@@ -18,6 +18,7 @@
 #include "models/batch_json.h"
 #include "io/files.h"
 #include "io/safetensors.h"
+#include "kernels/device.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/config.h"
@@ -441,6 +442,38 @@ TEST(ModelsDeterminism, TrainingStepIsBitIdenticalForAnyThreadCount) {
       EXPECT_TRUE(same_bytes(one.grads.data(), many.grads.data(), one.grads.size()));
       EXPECT_TRUE(same_bytes(one.params.data(), many.params.data(), one.params.size()));
     }
+  }
+}
+
+// The device seam's promise (kernels/device.h): a step sizes its buffers in the first step and
+// reuses them after, so later steps allocate nothing on the device (on a GPU: nothing reaches
+// cudaMalloc, whose implicit synchronisation would stall the step).
+TEST(ModelsDeviceMemory, StepsAfterTheFirstAllocateNothing) {
+  for (const auto& [f, t, p] : {std::tuple{Family::Bert, Task::MaskedLM, ProblemType::Unset},
+                                std::tuple{Family::Roberta, Task::SequenceClassification, ProblemType::MultiLabel},
+                                std::tuple{Family::DistilBert, Task::SequenceClassification, ProblemType::Regression}}) {
+    SCOPED_TRACE(arch_name(f, t));
+    const ModelConfig c = tiny_config(f, t, p, 0.1f);
+    const Batch b = make_batch(c, 3, 16, 64);
+    EncoderModel<float> m(c);
+    m.init_weights(65);
+    EncoderState<float> acts;
+    OptimizerConfig oc;
+    oc.lr = 1e-3;
+    Optimizer<float> opt(oc, m.table());
+    auto step = [&](uint64_t seed) {
+      const nn::DropoutCtx drop{true, seed};
+      m.forward(b, drop, acts);
+      m.loss(b, acts);
+      m.grads().zero();
+      m.backward(b, drop, acts);
+      opt.step(m.params().data(), m.grads().data(), oc.lr);
+    };
+    step(1);
+    const uint64_t after_first = kernels::memory_stats(kernels::current_device()).allocations;
+    step(2);
+    step(3);
+    EXPECT_EQ(kernels::memory_stats(kernels::current_device()).allocations, after_first);
   }
 }
 

@@ -1,6 +1,9 @@
 // The op interface every layer calls through. Layers never call a BLAS or CUDA function
-// directly; kernels/cpu/ implements these for the CPU (fp32 for training, fp64 for gradient
-// checks). All tensors are dense row-major; shapes use the letters
+// directly. Each op runs on the current device (kernels/device.h) and every pointer it takes
+// points into that device's memory: kernels/cpu/ implements them for the CPU (fp32 for
+// training, fp64 for gradient checks), kernels/cuda/ for NVIDIA GPUs (fp32), and
+// kernels/op_list.inc lists the ops both implement. All tensors are dense row-major; shapes
+// use the letters
 //   N = rows (tokens, B*T), B = batch, T = sequence, C = channels, NH = heads, HS = C/NH,
 //   F = FFN width, V = vocabulary / classes.
 // Accumulation contract (as in llm.c): a backward op WRITES its input gradient (=) and ADDS
@@ -105,9 +108,11 @@ void dropout_backward(const T* dy, T* dx, size_t n, float p, uint64_t seed, uint
 // channel axis, head h at columns h*HS of each). Key positions with mask[b,t] == 0 get
 // probability 0 (a row with no valid key attends uniformly, as HF's additive large-negative
 // mask does). `causal` (GPT-2) also gives key j > query i probability 0; a causal row with
-// no valid key attends uniformly to keys 0..i. probs[B,NH,T,T] receives
-// softmax(q k^T * scale) before dropout, scale = 1/sqrt(HS) (1 when !scale_scores);
-// ctx[B*T, C] = dropout(probs) v.
+// no valid key attends uniformly to keys 0..i. With probs = softmax(q k^T * scale), scale =
+// 1/sqrt(HS) (1 when !scale_scores): ctx[B*T, C] = dropout(probs) v. `saved` receives what the
+// backward needs, attention_saved_size(s) elements whose content belongs to the device: the
+// CPU keeps probs [B,NH,T,T] before dropout, a GPU the log-sum-exp of each row (fused
+// attention recomputes the probabilities in its backward).
 struct AttentionShape {
   int B, T, C, NH;
   float dropout_p;
@@ -119,17 +124,18 @@ struct AttentionShape {
   int heads_total = 0, head0 = 0;
   double score_scale() const;
 };
+size_t attention_saved_size(const AttentionShape& s);
 template <typename T>
-void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx);
+void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* saved, T* ctx);
 // Inference for a head that reads only the first position of each sequence (the [CLS] token
 // of sequence classification): the probabilities of query 0 alone, probs[B, NH, T], and
 // ctx[B, C] = probs v. Bidirectional, no dropout; the same values as attention_forward's row
 // 0 up to the rounding of a one-row product.
 template <typename T>
 void attention_first_query_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx);
-// dqkv[B*T,3C] is written.
+// dqkv[B*T,3C] is written; `saved` is what attention_forward saved for the same qkv and mask.
 template <typename T>
-void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* dctx,
+void attention_backward(const AttentionShape& s, const T* qkv, const T* saved, const T* dctx,
                         T* dqkv);
 
 // Attention of new positions against a key/value cache (incremental causal decoding, no

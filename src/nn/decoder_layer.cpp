@@ -19,16 +19,16 @@ kernels::AttentionShape attention_shape(const DecoderLayerSpec& s, int B, int T_
   return as;
 }
 
-// Buffers of one call over N = B*T positions; probs holds `probs` values. Ca: this rank's
+// Buffers of one call over N = B*T positions; sv.attn holds `attn` values. Ca: this rank's
 // attention width (C unsplit), F: its MLP width.
 template <typename T>
-void size_saved(DecoderLayerSaved<T>& sv, int N, int C, int Ca, int F, size_t probs) {
+void size_saved(DecoderLayerSaved<T>& sv, int N, int C, int Ca, int F, size_t attn) {
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F, NCa = static_cast<size_t>(N) * Ca;
   for (Buffer<T>* b : {&sv.h, &sv.out}) b->resize(NC);
   for (Buffer<T>* b : {&sv.mean1, &sv.rstd1, &sv.mean2, &sv.rstd2}) b->resize(N);
   sv.ctx.resize(NCa);
   sv.qkv.resize(3 * NCa);
-  sv.probs.resize(probs);
+  sv.attn.resize(attn);
   sv.pre.resize(NF);
 }
 
@@ -67,9 +67,10 @@ template <typename T>
 void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, const int32_t* mask, int B, int T_,
                            const DropoutCtx& drop, DecoderLayerSaved<T>& sv, BlockScratch<T>& sc) {
   const int N = B * T_;
-  size_saved(sv, N, s.c_attn.in, s.c_attn.out / 3, s.c_fc.out, static_cast<size_t>(B) * s.num_heads * T_ * T_);
+  const kernels::AttentionShape shape = attention_shape(s, B, T_, drop);
+  size_saved(sv, N, s.c_attn.in, s.c_attn.out / 3, s.c_fc.out, kernels::attention_saved_size(shape));
   before_attention(s, f, x, N, sv, sc);
-  kernels::attention_forward(attention_shape(s, B, T_, drop), sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
+  kernels::attention_forward(shape, sv.qkv.data(), mask, sv.attn.data(), sv.ctx.data());
   after_attention(s, f, x, N, drop, sv, sc);
 }
 
@@ -90,7 +91,7 @@ void decoder_layer_decode(const DecoderLayerSpec& s, Flat<T> f, const T* x, int 
     }
   cache.len = Tk;
   const kernels::CachedAttentionShape as{B, n, Tk, cache.capacity, C, s.num_heads, s.scale_attn};
-  kernels::attention_cached_forward(as, sv.qkv.data(), 3 * C, cache.k.data(), cache.v.data(), sv.probs.data(),
+  kernels::attention_cached_forward(as, sv.qkv.data(), 3 * C, cache.k.data(), cache.v.data(), sv.attn.data(),
                                     sv.ctx.data());
   after_attention(s, f, x, N, DropoutCtx{false, 0}, sv, sc);
 }
@@ -124,7 +125,7 @@ void decoder_layer_backward(const DecoderLayerSpec& s, Flat<T> f, const T* x, in
   T* d_ctx = d_a;
   conv1d_backward(s.attn_proj, f, sv.ctx.data(), d_t, d_ctx, N);
   T* d_qkv = sc.wide.data();  // the MLP's gradients are consumed
-  kernels::attention_backward(attention_shape(s, B, T_, drop), sv.qkv.data(), sv.probs.data(), d_ctx, d_qkv);
+  kernels::attention_backward(attention_shape(s, B, T_, drop), sv.qkv.data(), sv.attn.data(), d_ctx, d_qkv);
   T* a1 = d_ctx;  // d_ctx is consumed: LN1's output again, for c_attn's weight gradient
   layernorm_apply(s.ln_1, f, x, sv.mean1.data(), sv.rstd1.data(), a1, N);
   T* d_a1 = d_t;

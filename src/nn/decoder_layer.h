@@ -42,14 +42,15 @@ struct DecoderLayerSaved {
   // and the MLP activation from its pre-activation.
   Buffer<T> mean1, rstd1;  // LN1 statistics
   Buffer<T> qkv;           // [N, 3C] (this rank's heads: 3C/P)
-  Buffer<T> probs;         // [B, NH, T, T] (NH/P)
+  Buffer<T> attn;          // attention's saved state (kernels::attention_saved_size; on the CPU
+                           // the probabilities [B, NH, T, T], NH/P); the scores when decoding
   Buffer<T> ctx;           // [N, C] (C/P)
   Buffer<T> h;             // residual stream after attention (LN2 input)
   Buffer<T> mean2, rstd2;  // LN2 statistics
   Buffer<T> pre;           // MLP pre-activation [N, F] (backward overwrites it with act')
   Buffer<T> out;           // [N, C] (the next layer's input)
   // Every buffer backward reads: all but `out` (nn/block_activations.h moves these).
-  std::array<Buffer<T>*, 9> for_backward() { return {&mean1, &rstd1, &qkv, &probs, &ctx, &h, &mean2, &rstd2, &pre}; }
+  std::array<Buffer<T>*, 9> for_backward() { return {&mean1, &rstd1, &qkv, &attn, &ctx, &h, &mean2, &rstd2, &pre}; }
   // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
   // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.
   static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_, size_t tp = 1) {
@@ -79,7 +80,7 @@ void decoder_layer_forward(const DecoderLayerSpec& s, Flat<T> f, const T* x, con
 // n new positions per row, x[B*n, C], against the cache (no dropout): appends their keys and
 // values to the cache (cache.len + n <= cache.capacity) and writes the block output to sv.out.
 // The output equals decoder_layer_forward's at those positions over the whole sequence (up to
-// the rounding of differently shaped products). sv.probs holds the scores [B, NH, n, len+n].
+// the rounding of differently shaped products). sv.attn holds the scores [B, NH, n, len+n].
 template <typename T>
 void decoder_layer_decode(const DecoderLayerSpec& s, Flat<T> f, const T* x, int B, int n, DecoderLayerCache<T>& cache,
                           DecoderLayerSaved<T>& sv, BlockScratch<T>& scratch);

@@ -51,10 +51,11 @@ void encoder_layer_forward(const EncoderLayerSpec& s, Flat<T> f, const T* x, con
                            const DropoutCtx& drop, EncoderLayerSaved<T>& sv, BlockScratch<T>& sc) {
   const int N = B * T_;
   sv.qkv.resize(static_cast<size_t>(N) * s.qkv.out);
-  sv.probs.resize(static_cast<size_t>(B) * s.num_heads * T_ * T_);
+  const kernels::AttentionShape shape = attention_shape(s, B, T_, drop);
+  sv.attn.resize(kernels::attention_saved_size(shape));
   sv.ctx.resize(static_cast<size_t>(N) * s.attn_out.in);
   linear_forward(s.qkv, f, x, sv.qkv.data(), N);
-  kernels::attention_forward(attention_shape(s, B, T_, drop), sv.qkv.data(), mask, sv.probs.data(), sv.ctx.data());
+  kernels::attention_forward(shape, sv.qkv.data(), mask, sv.attn.data(), sv.ctx.data());
   after_attention(s, f, x, N, drop, sv, sc);
 }
 
@@ -64,11 +65,11 @@ void encoder_layer_forward_first_token(const EncoderLayerSpec& s, Flat<T> f, con
   const int N = B * T_, C = s.qkv.in;
   STRATA_CHECK(!(f.tp && f.tp->split()), "the first-token inference block runs on an unsplit model");
   sv.qkv.resize(static_cast<size_t>(N) * s.qkv.out);
-  sv.probs.resize(static_cast<size_t>(B) * s.num_heads * T_);
+  sv.attn.resize(static_cast<size_t>(B) * s.num_heads * T_);
   sv.ctx.resize(static_cast<size_t>(B) * C);
   linear_forward(s.qkv, f, x, sv.qkv.data(), N);  // keys and values of every position (queries too: one product)
   const DropoutCtx none{false, 0};
-  kernels::attention_first_query_forward(attention_shape(s, B, T_, none), sv.qkv.data(), mask, sv.probs.data(),
+  kernels::attention_first_query_forward(attention_shape(s, B, T_, none), sv.qkv.data(), mask, sv.attn.data(),
                                          sv.ctx.data());
   sc.c2.resize(static_cast<size_t>(B) * C);  // the first positions' inputs: the residual
   for (int b = 0; b < B; ++b)
@@ -108,7 +109,7 @@ void encoder_layer_backward(const EncoderLayerSpec& s, Flat<T> f, const T* x, in
   T* d_ctx = sc.c3.data();  // d_a is consumed
   linear_backward(s.attn_out, f, sv.ctx.data(), d_t, d_ctx, N);
   T* d_qkv = sc.wide.data();  // the FFN's gradients are consumed
-  kernels::attention_backward(attention_shape(s, B, T_, drop), sv.qkv.data(), sv.probs.data(), d_ctx, d_qkv);
+  kernels::attention_backward(attention_shape(s, B, T_, drop), sv.qkv.data(), sv.attn.data(), d_ctx, d_qkv);
   linear_backward(s.qkv, f, x, d_qkv, dx, N);
   tp_sum(f.tp, dx, NC);  // f: the column-parallel qkv's partial input gradients
   kernels::add(dx, d_h1, dx, NC);

@@ -37,7 +37,8 @@ struct EncoderLayerSpec {
 template <typename T>
 struct EncoderLayerSaved {
   Buffer<T> qkv;           // [N, 3C] (this rank's heads: 3C/P)
-  Buffer<T> probs;         // [B, NH, T, T] (NH/P)
+  Buffer<T> attn;          // attention's saved state (kernels::attention_saved_size; on the CPU
+                           // the probabilities [B, NH, T, T], NH/P); [B, NH, T] first-token probs
   Buffer<T> ctx;           // [N, C] (C/P)
   Buffer<T> h1, mean1, rstd1;  // LN1 input and stats (backward recomputes its output)
   Buffer<T> pre;           // FFN pre-activation [N, F] (backward recomputes the activation, then
@@ -45,7 +46,7 @@ struct EncoderLayerSaved {
   Buffer<T> h2, mean2, rstd2, out;  // LN2 input, stats, output (the next layer's input)
   // Every buffer backward reads: all but `out` (nn/block_activations.h moves these).
   std::array<Buffer<T>*, 10> for_backward() {
-    return {&qkv, &probs, &ctx, &h1, &mean1, &rstd1, &pre, &h2, &mean2, &rstd2};
+    return {&qkv, &attn, &ctx, &h1, &mean1, &rstd1, &pre, &h2, &mean2, &rstd2};
   }
   // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
   // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.

@@ -1,12 +1,14 @@
-// An aligned, uninitialised, growable array: the storage of flat parameter / gradient /
-// optimizer buffers and of activations. Unlike std::vector it does not zero on resize, so
-// a buffer that the next kernel overwrites costs no extra pass over memory.
+// An aligned, uninitialised, growable array on one device: the storage of flat parameter /
+// gradient / optimizer buffers and of activations. Unlike std::vector it does not zero on
+// resize, so a buffer that the next kernel overwrites costs no extra pass over memory. It
+// lives on the device that was current when it was made (kernels/device.h) and allocates there
+// through kernels::device_alloc, which on a GPU is a caching allocator: a step that resizes
+// its buffers to the sizes of the step before allocates nothing.
 #pragma once
 #include <cstddef>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <utility>
+
+#include "kernels/device.h"
 
 namespace strata {
 
@@ -15,10 +17,13 @@ class Buffer {
  public:
   Buffer() = default;
   explicit Buffer(size_t n) { resize(n); }
-  ~Buffer() { std::free(data_); }
-  Buffer(Buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)),
-                                capacity_(std::exchange(o.capacity_, 0)) {}
+  Buffer(size_t n, kernels::Device device) : device_(device) { resize(n); }
+  ~Buffer() { kernels::device_free(device_, data_, capacity_ * sizeof(T)); }
+  Buffer(Buffer&& o) noexcept
+      : device_(o.device_), data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)),
+        capacity_(std::exchange(o.capacity_, 0)) {}
   Buffer& operator=(Buffer&& o) noexcept {
+    std::swap(device_, o.device_);
     std::swap(data_, o.data_);
     std::swap(size_, o.size_);
     std::swap(capacity_, o.capacity_);
@@ -30,27 +35,25 @@ class Buffer {
   // Contents are kept only up to the old size; new elements are uninitialised.
   void resize(size_t n) {
     if (n > capacity_) {
-      const size_t bytes = ((n * sizeof(T) + kAlign - 1) / kAlign) * kAlign;
-      T* fresh = static_cast<T*>(std::aligned_alloc(kAlign, bytes));
-      if (!fresh) throw std::bad_alloc();
-      if (size_) std::memcpy(fresh, data_, size_ * sizeof(T));
-      std::free(data_);
+      T* fresh = static_cast<T*>(kernels::device_alloc(device_, n * sizeof(T)));
+      if (size_) kernels::copy_bytes(fresh, device_, data_, device_, size_ * sizeof(T));
+      kernels::device_free(device_, data_, capacity_ * sizeof(T));
       data_ = fresh;
       capacity_ = n;
     }
     size_ = n;
   }
-  void zero() {
-    if (size_) std::memset(data_, 0, size_ * sizeof(T));
-  }
+  void zero() { kernels::zero_bytes(device_, data_, size_ * sizeof(T)); }
   T* data() { return data_; }
   const T* data() const { return data_; }
   size_t size() const { return size_; }
+  kernels::Device device() const { return device_; }
+  // Element access from the host: for buffers on the CPU only.
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
 
  private:
-  static constexpr size_t kAlign = 64;
+  kernels::Device device_ = kernels::current_device();
   T* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;

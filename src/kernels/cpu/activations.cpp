@@ -2,7 +2,7 @@
 // simd/activations.inc.
 #include <string_view>
 
-#include "kernels/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 namespace strata::kernels {
 
@@ -17,16 +17,20 @@ bool parse_activation(const char* name, Activation* out) {
   return true;
 }
 
+namespace cpu {
+
 template <typename T>
 void linear_act_forward(Activation a, const T* x, const T* W, const T* b, T* pre, T* y, int N, int in,
                         int out) {
-  linear_forward(x, W, b, pre, N, in, out);
-  activation_forward(a, pre, y, static_cast<size_t>(N) * out);
+  cpu::linear_forward<T>(x, W, b, pre, N, in, out);
+  cpu::activation_forward<T>(a, pre, y, static_cast<size_t>(N) * out);
 }
 
 template void linear_act_forward<float>(Activation, const float*, const float*, const float*, float*, float*, int,
                                         int, int);
 template void linear_act_forward<double>(Activation, const double*, const double*, const double*, double*, double*,
                                          int, int, int);
+
+}  // namespace cpu
 
 }  // namespace strata::kernels

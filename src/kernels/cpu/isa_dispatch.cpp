@@ -1,8 +1,9 @@
-// The public ops of kernels/ops.h whose loops are compiled once per ISA (kernels/cpu/simd/):
-// each calls the copy for active_isa(), chosen once per process.
+// The CPU's copies of the ops whose loops are compiled once per ISA (kernels/cpu/simd/): each
+// calls the copy for active_isa(), chosen once per process.
+#include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/isa_ops.h"
 
-namespace strata::kernels {
+namespace strata::kernels::cpu {
 
 template <typename T>
 void layernorm_forward(const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd, int N, int C, double eps) {
@@ -127,8 +128,6 @@ double sum_squares(const T* x, size_t n) {
   STRATA_ISA_CALL(active_isa(), sum_squares<T>, x, n);
 }
 
-const char* kernel_isa() { return isa_name(active_isa()); }
-
 #define STRATA_INSTANTIATE(T)                                                                                       \
   template void layernorm_forward<T>(const T*, const T*, const T*, T*, T*, T*, int, int, double);                  \
   template void layernorm_apply<T>(const T*, const T*, const T*, const T*, const T*, T*, int, int);                \
@@ -158,4 +157,8 @@ STRATA_INSTANTIATE(float)
 STRATA_INSTANTIATE(double)
 #undef STRATA_INSTANTIATE
 
+}  // namespace strata::kernels::cpu
+
+namespace strata::kernels {
+const char* kernel_isa() { return isa_name(active_isa()); }
 }  // namespace strata::kernels

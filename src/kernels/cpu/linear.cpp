@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernels/cpu/common.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/gemm_tiles.h"
 #include "kernels/cpu/half_gemm.h"
 #include "kernels/gemm_threading.h"
@@ -71,18 +72,6 @@ void plain_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int 
                 });
 }
 
-template <typename T>
-void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta, T* C,
-          int ldc) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (matmul_precision() != MatmulPrecision::Fp32) {
-      half_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-      return;
-    }
-  }
-  plain_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
 void warm_up_gemm() {
   constexpr int n = 96;  // past the sizes oneDNN treats as small
   std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n, 0.f);
@@ -95,6 +84,20 @@ void warm_up_gemm() {
 #pragma omp parallel
 #pragma omp single
   every_kind();  // on one thread of a team: oneDNN runs it on that thread (FixedTiles' tiles)
+}
+
+namespace cpu {
+
+template <typename T>
+void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta, T* C,
+          int ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (matmul_precision() != MatmulPrecision::Fp32) {
+      half_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+      return;
+    }
+  }
+  plain_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 template <typename T>
@@ -132,10 +135,13 @@ void conv1d_backward(const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, i
   if (db) add_column_sums(dy, db, N, out);
 }
 
+}  // namespace cpu
+
 template void plain_gemm<float>(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*,
                                  int);
 template void plain_gemm<double>(bool, bool, int, int, int, double, const double*, int, const double*, int, double,
                                   double*, int);
+namespace cpu {
 template void gemm<float>(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 template void gemm<double>(bool, bool, int, int, int, double, const double*, int, const double*, int, double, double*,
                            int);
@@ -152,5 +158,7 @@ template void conv1d_backward<float>(const float*, const float*, const float*, f
                                      int, int, int);
 template void conv1d_backward<double>(const double*, const double*, const double*, double*, double*,
                                       double*, int, int, int);
+
+}  // namespace cpu
 
 }  // namespace strata::kernels

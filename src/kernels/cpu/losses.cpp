@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
-namespace strata::kernels {
+namespace strata::kernels::cpu {
 
 template <typename T>
 double mse(const T* x, const double* target, T* dx, size_t n, double norm) {
@@ -37,4 +37,4 @@ template double mse<double>(const double*, const double*, double*, size_t, doubl
 template double bce_with_logits<float>(const float*, const double*, float*, size_t, double);
 template double bce_with_logits<double>(const double*, const double*, double*, size_t, double);
 
-}  // namespace strata::kernels
+}  // namespace strata::kernels::cpu

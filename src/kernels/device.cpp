@@ -1,0 +1,222 @@
+// The device seam's front (kernels/device.h): the current device, and the CPU's side of every
+// call. The GPU's side is kernels/cuda/ (or kernels/no_cuda.cpp in a build without CUDA).
+#include "kernels/device.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <stdexcept>
+#include <thread>
+
+#include "kernels/cuda/cuda_device.h"
+
+namespace strata::kernels {
+
+namespace {
+
+std::atomic<bool> g_on_cuda{false};
+std::atomic<int> g_cuda_index{0};
+
+// The CPU's memory statistics: plain aligned_alloc / free (glibc's heap is the CPU's cache;
+// a caching layer on top would keep pages resident that the memory plan counts as freed).
+struct HostCounters {
+  std::atomic<size_t> in_use{0}, peak{0};
+  std::atomic<uint64_t> allocations{0};
+};
+HostCounters g_host;
+
+constexpr size_t kHostAlign = 64;
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "CPU";
+}
+
+std::string gib(size_t bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.1f GiB", static_cast<double>(bytes) / (1u << 30));
+  return s;
+}
+
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+}  // namespace
+
+std::string Device::str() const { return is_cuda() ? "cuda:" + std::to_string(index) : "cpu"; }
+
+bool parse_device(const std::string& text, Device* out) {
+  if (text == "cpu") {
+    *out = Device::cpu();
+    return true;
+  }
+  if (text == "cuda") {
+    *out = Device::cuda(0);
+    return true;
+  }
+  if (text.rfind("cuda:", 0) != 0 || text.size() == 5 || text.size() > 8) return false;
+  int index = 0;
+  for (size_t i = 5; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    index = index * 10 + (text[i] - '0');
+  }
+  *out = Device::cuda(index);
+  return true;
+}
+
+Device current_device() { return on_cuda() ? Device::cuda(g_cuda_index.load()) : Device::cpu(); }
+
+bool on_cuda() { return g_on_cuda.load(std::memory_order_relaxed); }
+
+void use_device(Device d) {
+  if (d.is_cuda()) {
+    const int n = cuda_device_count();
+    if (n == 0) throw std::runtime_error(d.str() + " asked for, but " + cuda_unavailable_reason());
+    if (d.index < 0 || d.index >= n)
+      throw std::runtime_error(d.str() + " asked for, but this machine has " + std::to_string(n) + " GPU" +
+                               (n == 1 ? "" : "s") + " (cuda:0" + (n > 1 ? "..cuda:" + std::to_string(n - 1) : "") + ")");
+    cuda::set_device(d.index);
+    g_cuda_index = d.index;
+  }
+  g_on_cuda = d.is_cuda();
+}
+
+int cuda_device_count() { return cuda::device_count(); }
+
+std::string cuda_unavailable_reason() { return cuda::unavailable_reason(); }
+
+DeviceProperties device_properties(Device d) {
+  if (d.is_cuda()) return cuda::properties(d.index);
+  DeviceProperties p;
+  p.name = cpu_model_name();
+  const long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  p.total_memory = static_cast<size_t>(pages) * static_cast<size_t>(page);
+  p.free_memory = static_cast<size_t>(avail) * static_cast<size_t>(page);
+  p.multiprocessors = static_cast<int>(std::thread::hardware_concurrency());
+  return p;
+}
+
+std::string describe_device(Device d) {
+  const DeviceProperties p = device_properties(d);
+  std::string s = d.str() + " " + p.name + ", " + gib(p.total_memory) + " (" + gib(p.free_memory) + " free)";
+  if (!d.is_cuda()) return s + ", " + std::to_string(p.multiprocessors) + " cores";
+  return s + ", compute capability " + std::to_string(p.compute_major) + "." + std::to_string(p.compute_minor) + ", " +
+         std::to_string(p.multiprocessors) + " SMs, driver " + cuda_version(p.driver_version) + ", runtime " +
+         cuda_version(p.runtime_version);
+}
+
+void* device_alloc(Device d, size_t bytes) {
+  if (d.is_cuda()) {
+    void* p = cuda::alloc(bytes);
+    if (!p) {
+      const MemoryStats s = cuda::memory_stats();
+      std::fprintf(stderr, "strata: out of memory on %s: %zu bytes asked, %zu in use, %zu reserved\n", d.str().c_str(),
+                   bytes, s.in_use, s.reserved);
+      throw std::bad_alloc();
+    }
+    return p;
+  }
+  const size_t rounded = std::max(kHostAlign, (bytes + kHostAlign - 1) / kHostAlign * kHostAlign);
+  void* p = std::aligned_alloc(kHostAlign, rounded);
+  if (!p) throw std::bad_alloc();
+  ++g_host.allocations;
+  const size_t now = g_host.in_use += bytes;
+  size_t peak = g_host.peak.load();
+  while (now > peak && !g_host.peak.compare_exchange_weak(peak, now)) {
+  }
+  return p;
+}
+
+void device_free(Device d, void* p, size_t bytes) {
+  if (!p) return;
+  if (d.is_cuda()) return cuda::free(p);
+  g_host.in_use -= bytes;
+  std::free(p);
+}
+
+MemoryStats memory_stats(Device d) {
+  if (d.is_cuda()) return cuda::memory_stats();
+  MemoryStats s;
+  s.in_use = s.reserved = g_host.in_use.load();
+  s.peak_in_use = g_host.peak.load();
+  s.allocations = s.system_allocations = g_host.allocations.load();
+  return s;
+}
+
+void reset_peak_memory(Device d) {
+  if (d.is_cuda()) return cuda::reset_peak();
+  g_host.peak = g_host.in_use.load();
+}
+
+void empty_cache(Device d) {
+  if (d.is_cuda()) cuda::empty_cache();
+}
+
+void* host_alloc_pinned(size_t bytes) {
+  if (cuda_device_count() > 0) return cuda::alloc_pinned(bytes);
+  void* p = std::malloc(std::max<size_t>(bytes, 1));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void host_free_pinned(void* p) {
+  if (!p) return;
+  if (cuda_device_count() > 0) return cuda::free_pinned(p);
+  std::free(p);
+}
+
+Stream compute_stream() { return {on_cuda() ? cuda::compute_stream() : nullptr}; }
+Stream copy_stream() { return {on_cuda() ? cuda::copy_stream() : nullptr}; }
+
+void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes, Stream stream) {
+  if (bytes == 0) return;
+  if (!dst_device.is_cuda() && !src_device.is_cuda()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  cuda::copy(dst, dst_device.is_cuda(), src, src_device.is_cuda(), bytes, stream.handle);
+}
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) {
+  copy_bytes_async(dst, dst_device, src, src_device, bytes, compute_stream());
+}
+
+void zero_bytes(Device d, void* p, size_t bytes) {
+  if (bytes == 0) return;
+  if (d.is_cuda()) return cuda::zero(p, bytes, cuda::compute_stream());
+  std::memset(p, 0, bytes);
+}
+
+Event::Event() {
+  if (on_cuda()) handle_ = cuda::event_create();
+}
+Event::~Event() {
+  if (handle_) cuda::event_destroy(handle_);
+}
+void Event::record(Stream s) {
+  if (handle_) cuda::event_record(handle_, s.handle);
+}
+void Event::wait(Stream s) const {
+  if (handle_) cuda::event_wait(handle_, s.handle);
+}
+void Event::synchronize() const {
+  if (handle_) cuda::event_synchronize(handle_);
+}
+bool Event::done() const { return !handle_ || cuda::event_done(handle_); }
+
+void synchronize() {
+  if (on_cuda()) cuda::synchronize();
+}
+
+}  // namespace strata::kernels

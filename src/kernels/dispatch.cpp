@@ -1,0 +1,48 @@
+// The public ops of kernels/ops.h: each runs the current device's copy (kernels/device.h),
+// the CPU's (kernels/cpu/cpu_ops.h) or the GPU's (kernels/cuda/cuda_ops.h). The branch is
+// one relaxed load per op call, against kernels that take microseconds at least.
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cuda/cuda_ops.h"
+#include "kernels/device.h"
+#include "kernels/ops.h"
+
+namespace strata::kernels {
+
+namespace {
+[[noreturn]] void fp64_on_gpu(const char* op) {
+  throw std::logic_error(std::string("kernels::") + op +
+                         "<double>: fp64 runs on the CPU only (gradient checks); use the CPU device");
+}
+}  // namespace
+
+#define STRATA_OP(ret, name, params, args)                         \
+  template <typename T>                                            \
+  ret name params {                                                \
+    if (on_cuda()) {                                               \
+      if constexpr (std::is_same_v<T, float>) return cuda::name args; \
+      fp64_on_gpu(#name);                                          \
+    }                                                              \
+    return cpu::name<T> args;                                      \
+  }
+#include "kernels/op_list.inc"
+#undef STRATA_OP
+
+size_t attention_saved_size(const AttentionShape& s) {
+  return on_cuda() ? cuda::attention_saved_size(s) : cpu::attention_saved_size(s);
+}
+
+// Explicit instantiations: the list's T spelled float, then double.
+#define STRATA_OP(ret, name, params, args) template ret name<T> params;
+#define T float
+#include "kernels/op_list.inc"
+#undef T
+#define T double
+#include "kernels/op_list.inc"
+#undef T
+#undef STRATA_OP
+
+}  // namespace strata::kernels
