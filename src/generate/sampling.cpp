@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 
+#include "kernels/ops.h"
+
 namespace strata::gen {
 
 namespace {
@@ -13,9 +15,8 @@ constexpr double kRemoved = -std::numeric_limits<double>::infinity();
 
 template <typename T>
 int32_t argmax(const T* logits, int V) {
-  int32_t best = 0;
-  for (int32_t i = 1; i < V; ++i)
-    if (logits[i] > logits[best]) best = i;  // strict: the first of equal maxima wins
+  int32_t best;
+  kernels::argmax_rows(logits, 1, V, &best);
   return best;
 }
 

@@ -180,6 +180,11 @@ void ce_slice_exp(const T* logits, const int32_t* labels, const T* mx, int N, in
 // vocabulary's); ignored rows stay 0.
 template <typename T>
 void ce_slice_grad(T* e, const int32_t* labels, const double* sumexp, int N, int V, int v0, double norm);
+// The loss once sumexp and target hold the whole vocabulary's sums: the sum over rows whose
+// label is not -100 of log(sumexp[n]) + mx[n] - target[n], in row order, divided by norm.
+template <typename T>
+double ce_slice_loss(const int32_t* labels, const T* mx, const double* sumexp, const double* target, int N,
+                     double norm);
 // Mean-squared error between x[n] and target[n].
 template <typename T>
 double mse(const T* x, const double* target, T* dx, size_t n, double norm);
@@ -204,6 +209,42 @@ struct SGDParams {
 // PyTorch SGD: d = g + wd p; buf = momentum buf + (1-dampening) d; d = nesterov ? d + momentum buf : buf; p -= lr d.
 template <typename T>
 void sgd_update(T* p, const T* g, T* buf, size_t n, const SGDParams& a);
+
+// ---- data movement -------------------------------------------------------------------
+// Fills, copies and index-driven row moves of tensor data. Outside kernels/ no code reads or
+// writes the elements of an activation, parameter or gradient buffer itself, so that every
+// such buffer can live on a GPU. A row is `cols` consecutive elements; a leading dimension
+// (ld_*) is the distance in elements between the starts of consecutive rows (>= cols). Index
+// arrays live where the data do, as embedding ids. Source and destination do not overlap.
+// Every destination element is written once, from one source element: the results are exact
+// and the same for any thread count or backend.
+
+// x[i] = value for i < n.
+template <typename T>
+void fill(T* x, size_t n, T value);
+// dst[i] = src[i] for i < n.
+template <typename T>
+void copy(const T* src, T* dst, size_t n);
+// dst[r * ld_dst + c] = src[r * ld_src + c] for r < rows, c < cols: a block of one row-major
+// matrix into another (a column slice, one position of every sequence, with cols = 1 one
+// column of an interleaved pair).
+template <typename T>
+void copy_rows(const T* src, size_t ld_src, T* dst, size_t ld_dst, size_t rows, size_t cols);
+// dst[i, :] = src[index[i], :] for i < rows; a row whose index is negative is left as it was.
+template <typename T>
+void gather_rows(const T* src, const int32_t* index, T* dst, int rows, int cols);
+// dst[index[i], :] = src[i, :] for i < rows, negative indices skipped. The non-negative
+// indices are distinct (rows that share an index are summed by embedding_backward, which adds
+// them in order).
+template <typename T>
+void scatter_rows(const T* src, const int32_t* index, T* dst, int rows, int cols);
+// out[r] = the column of the largest x[r, :], the first of equal maxima (torch.argmax,
+// np.argmax). Compared with `<`, as std::max_element: a NaN wins only in column 0.
+template <typename T>
+void argmax_rows(const T* x, int rows, int cols, int32_t* out);
+// dst[i] = src[i] converted (round to nearest) for i < n: float <-> double.
+template <typename From, typename To>
+void cast(const From* src, To* dst, size_t n);
 
 // ---- small helpers -------------------------------------------------------------------
 template <typename T>

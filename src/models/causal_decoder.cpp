@@ -1,8 +1,8 @@
 #include "models/causal_decoder.h"
 
-#include <algorithm>
 #include <vector>
 
+#include "kernels/ops.h"
 #include "util/error.h"
 
 namespace strata {
@@ -35,8 +35,8 @@ class RecomputeDecoder final : public CausalDecoder<T> {
     batch.token_type_ids.assign(batch.input_ids.size(), 0);
     const T* all = m_.infer(batch, *state_);  // [B*T, V]
     logits_.resize(static_cast<size_t>(B) * V);
-    for (int b = 0; b < B; ++b)
-      std::copy_n(all + (static_cast<size_t>(b) * batch.T + batch.T - 1) * V, V, logits_.data() + static_cast<size_t>(b) * V);
+    kernels::copy_rows(all + static_cast<size_t>(batch.T - 1) * V, static_cast<size_t>(batch.T) * V, logits_.data(), V,
+                       B, V);  // each row's last position
     return logits_.data();
   }
 

@@ -74,10 +74,9 @@ const T* EncoderHeads::forward(const ModelConfig& c, nn::Flat<T> f, const T* h, 
       if (f.tp && f.tp->split() && !drop.active) {
         const nn::VocabSlice& v = masked_lm.vocab;
         s.gathered_logits.resize(static_cast<size_t>(N) * c.vocab_size);
-        s.gathered_logits.zero();
-        for (int n = 0; n < N; ++n)
-          std::copy_n(s.masked_lm.logits.data() + static_cast<size_t>(n) * v.rows, v.rows,
-                      s.gathered_logits.data() + static_cast<size_t>(n) * c.vocab_size + v.v0);
+        kernels::fill(s.gathered_logits.data(), s.gathered_logits.size(), T(0));
+        kernels::copy_rows(s.masked_lm.logits.data(), v.rows, s.gathered_logits.data() + v.v0, c.vocab_size, N,
+                           v.rows);
         nn::tp_sum(f.tp, s.gathered_logits.data(), s.gathered_logits.size());
       }
       return s.masked_lm.logits.data();
@@ -91,10 +90,9 @@ const T* EncoderHeads::forward(const ModelConfig& c, nn::Flat<T> f, const T* h, 
       nn::token_head_forward(token, f, h, N, drop, s.scratch, s.token_logits.data());
       s.start_logits.resize(N);
       s.end_logits.resize(N);
-      for (int n = 0; n < N; ++n) {  // qa_outputs(h).split(1, dim=-1)
-        s.start_logits[n] = s.token_logits[2 * static_cast<size_t>(n)];
-        s.end_logits[n] = s.token_logits[2 * static_cast<size_t>(n) + 1];
-      }
+      // qa_outputs(h).split(1, dim=-1): the columns of [N, 2]
+      kernels::copy_rows(s.token_logits.data(), 2, s.start_logits.data(), 1, N, 1);
+      kernels::copy_rows(s.token_logits.data() + 1, 2, s.end_logits.data(), 1, N, 1);
       return s.start_logits.data();
     }
     default: break;
@@ -149,10 +147,8 @@ void EncoderHeads::backward(const ModelConfig& c, nn::Flat<T> f, const T* h, int
       return;
     case Task::QuestionAnswering: {
       Buffer<T> d_pair(static_cast<size_t>(N) * 2);  // interleave back to qa_outputs' [N, 2]
-      for (int n = 0; n < N; ++n) {
-        d_pair[2 * static_cast<size_t>(n)] = s.dlogits[n];
-        d_pair[2 * static_cast<size_t>(n) + 1] = s.d_end[n];
-      }
+      kernels::copy_rows(s.dlogits.data(), 1, d_pair.data(), 2, N, 1);
+      kernels::copy_rows(s.d_end.data(), 1, d_pair.data() + 1, 2, N, 1);
       nn::token_head_backward(token, f, h, N, drop, d_pair.data(), dh, s.scratch);
       return;
     }

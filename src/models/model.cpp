@@ -1,7 +1,5 @@
 #include "models/model.h"
 
-#include <algorithm>
-
 #include "models/causal_decoder.h"
 #include "tensor/resident_memory.h"
 
@@ -84,8 +82,8 @@ void Model<T>::init_parameter(std::string_view name, uint64_t seed) {
   T* p = split ? whole.data() : params_.data() + e.offset;
   const size_t n = split ? whole.size() : e.numel;
   switch (rule.kind) {
-    case Init::One: std::fill(p, p + n, T(1)); break;
-    case Init::Zero: std::fill(p, p + n, T(0)); break;
+    case Init::One: kernels::fill(p, n, T(1)); break;
+    case Init::Zero: kernels::fill(p, n, T(0)); break;
     case Init::Normal: {
       const CounterRng rng(seed, idx);
       const double std = rule.std >= 0 ? rule.std : cfg_.initializer_range;
@@ -93,7 +91,7 @@ void Model<T>::init_parameter(std::string_view name, uint64_t seed) {
       for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(rng.normal(i) * std);
       if (rule.padding_row >= 0) {
         const size_t cols = static_cast<size_t>(e.global_shape[1]);
-        std::fill(p + rule.padding_row * cols, p + (rule.padding_row + 1) * cols, T(0));
+        kernels::fill(p + rule.padding_row * cols, cols, T(0));
       }
       break;
     }

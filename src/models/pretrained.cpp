@@ -8,6 +8,7 @@
 #include "io/files.h"
 #include "io/python_json.h"
 #include "io/safetensors.h"
+#include "kernels/ops.h"
 #include "models/registry.h"
 #include "util/console.h"
 #include "util/error.h"
@@ -140,7 +141,7 @@ void save_pretrained(const Model<T>& model, const std::string& dir, uint64_t max
       data = src;
     } else {
       converted.emplace_back(e.numel);
-      for (size_t i = 0; i < e.numel; ++i) converted.back()[i] = static_cast<float>(src[i]);
+      kernels::cast(src, converted.back().data(), e.numel);
       data = converted.back().data();
     }
     tensors.push_back({e.name, DType::F32, e.shape, data});

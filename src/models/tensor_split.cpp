@@ -1,6 +1,6 @@
 #include "models/tensor_split.h"
 
-#include <algorithm>
+#include "kernels/ops.h"
 
 namespace strata {
 
@@ -25,20 +25,19 @@ Geometry geometry(const ParamEntry& e, const TensorSplit& s) {
   return g;
 }
 
-// Calls fn(global offset, local offset, count) for every contiguous run of the slice.
-template <typename Fn>
-void for_each_run(const ParamEntry& e, const TensorSplit& s, Fn fn) {
-  if (e.replicated() || !s.split()) {
-    fn(size_t{0}, size_t{0}, e.numel);
-    return;
-  }
+// The slice as a strided block of the global tensor: `rows` runs of `cols` contiguous
+// elements, run i at global offset first + i * ld_global and local offset i * cols. Run (o, p)
+// of the [outer, parts] grid starts at global row p * D/parts + rank * piece of block o, and
+// since D = parts * D/parts the runs are evenly spaced: ld_global = D/parts * inner.
+struct Runs {
+  size_t first = 0, ld_global = 0, rows = 1, cols = 0;
+};
+
+Runs runs(const ParamEntry& e, const TensorSplit& s) {
+  if (e.replicated() || !s.split()) return {0, e.numel, 1, e.numel};
   const Geometry g = geometry(e, s);
-  const size_t local_D = g.D / static_cast<size_t>(s.degree), run = g.piece * g.inner;
-  for (size_t o = 0; o < g.outer; ++o)
-    for (size_t p = 0; p < g.parts; ++p) {
-      const size_t global_row = p * (g.D / g.parts) + static_cast<size_t>(s.rank) * g.piece;
-      fn((o * g.D + global_row) * g.inner, (o * local_D + p * g.piece) * g.inner, run);
-    }
+  return {static_cast<size_t>(s.rank) * g.piece * g.inner, g.D / g.parts * g.inner, g.outer * g.parts,
+          g.piece * g.inner};
 }
 }  // namespace
 
@@ -50,12 +49,14 @@ size_t global_numel(const ParamEntry& e) {
 
 template <typename T>
 void take_slice(const ParamEntry& e, const TensorSplit& s, const T* global, T* local) {
-  for_each_run(e, s, [&](size_t g, size_t l, size_t n) { std::copy_n(global + g, n, local + l); });
+  const Runs r = runs(e, s);
+  kernels::copy_rows(global + r.first, r.ld_global, local, r.cols, r.rows, r.cols);
 }
 
 template <typename T>
 void put_slice(const ParamEntry& e, const TensorSplit& s, const T* local, T* global) {
-  for_each_run(e, s, [&](size_t g, size_t l, size_t n) { std::copy_n(local + l, n, global + g); });
+  const Runs r = runs(e, s);
+  kernels::copy_rows(local, r.cols, global + r.first, r.ld_global, r.rows, r.cols);
 }
 
 template void take_slice<float>(const ParamEntry&, const TensorSplit&, const float*, float*);

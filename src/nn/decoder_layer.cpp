@@ -1,7 +1,5 @@
 #include "nn/decoder_layer.h"
 
-#include <algorithm>
-
 #include "util/error.h"
 
 namespace strata::nn {
@@ -82,13 +80,12 @@ void decoder_layer_decode(const DecoderLayerSpec& s, Flat<T> f, const T* x, int 
   size_saved(sv, N, C, C, s.c_fc.out, static_cast<size_t>(B) * s.num_heads * n * Tk);
   before_attention(s, f, x, N, sv, sc);
   // Append the new keys and values (columns C..3C of qkv) to each row's cache.
-  for (int b = 0; b < B; ++b)
-    for (int i = 0; i < n; ++i) {
-      const T* src = sv.qkv.data() + (static_cast<size_t>(b) * n + i) * 3 * C;
-      const size_t dst = (static_cast<size_t>(b) * cache.capacity + cache.len + i) * C;
-      std::copy_n(src + C, C, cache.k.data() + dst);
-      std::copy_n(src + 2 * C, C, cache.v.data() + dst);
-    }
+  for (int b = 0; b < B; ++b) {
+    const T* src = sv.qkv.data() + static_cast<size_t>(b) * n * 3 * C;
+    const size_t dst = (static_cast<size_t>(b) * cache.capacity + cache.len) * C;
+    kernels::copy_rows(src + C, 3 * C, cache.k.data() + dst, C, n, C);
+    kernels::copy_rows(src + 2 * C, 3 * C, cache.v.data() + dst, C, n, C);
+  }
   cache.len = Tk;
   const kernels::CachedAttentionShape as{B, n, Tk, cache.capacity, C, s.num_heads, s.scale_attn};
   kernels::attention_cached_forward(as, sv.qkv.data(), 3 * C, cache.k.data(), cache.v.data(), sv.attn.data(),

@@ -1,7 +1,5 @@
 #include "nn/embeddings.h"
 
-#include <algorithm>
-
 namespace strata::nn {
 
 template <typename T>
@@ -12,7 +10,7 @@ void embeddings_forward(const EmbeddingsSpec& s, Flat<T> f, const int32_t* ids, 
   sv.out.resize(NC);
   sv.mean.resize(N);
   sv.rstd.resize(N);
-  std::fill(sv.sum.data(), sv.sum.data() + NC, T(0));
+  kernels::fill(sv.sum.data(), NC, T(0));
   if (f.tp && f.tp->split())
     vocab_parallel_embedding_forward(s.word_slice, f.tp, ids, f.p + s.word, sv.sum.data(), N, s.C);
   else

@@ -1,7 +1,5 @@
 #include "nn/encoder_layer.h"
 
-#include <algorithm>
-
 #include "util/error.h"
 
 namespace strata::nn {
@@ -72,8 +70,7 @@ void encoder_layer_forward_first_token(const EncoderLayerSpec& s, Flat<T> f, con
   kernels::attention_first_query_forward(attention_shape(s, B, T_, none), sv.qkv.data(), mask, sv.attn.data(),
                                          sv.ctx.data());
   sc.c2.resize(static_cast<size_t>(B) * C);  // the first positions' inputs: the residual
-  for (int b = 0; b < B; ++b)
-    std::copy_n(x + static_cast<size_t>(b) * T_ * C, C, sc.c2.data() + static_cast<size_t>(b) * C);
+  kernels::copy_rows(x, static_cast<size_t>(T_) * C, sc.c2.data(), C, B, C);
   after_attention(s, f, sc.c2.data(), B, none, sv, sc);
 }
 

@@ -1,7 +1,5 @@
 #include "nn/heads.h"
 
-#include <algorithm>
-
 namespace strata::nn {
 
 template <typename T>
@@ -13,7 +11,7 @@ void classifier_head_forward(const ClassifierHeadSpec& s, Flat<T> f, const T* h,
   sv.pre.resize(BC);
   sv.hid.resize(BC);
   sv.logits.resize(static_cast<size_t>(B) * s.out.out);
-  for (int b = 0; b < B; ++b) std::copy_n(h + static_cast<size_t>(b) * T_ * C, C, sv.x0.data() + static_cast<size_t>(b) * C);
+  kernels::copy_rows(h, static_cast<size_t>(T_) * C, sv.x0.data(), C, B, C);  // each row's first position
   kernels::dropout_forward(sv.x0.data(), sv.x0.data(), BC, drop.p(s.pre_dropout), drop.seed, s.stream);
   kernels::linear_act_forward(s.act, sv.x0.data(), f.p + s.dense.w, f.p + s.dense.b, sv.pre.data(), sv.hid.data(),
                               B, C, s.dense.out);
@@ -32,8 +30,8 @@ void classifier_head_backward(const ClassifierHeadSpec& s, Flat<T> f, int B, int
   kernels::activation_backward(s.act, sv.pre.data(), d_hid.data(), d_hid.data(), BC);
   linear_backward(s.dense, f, sv.x0.data(), d_hid.data(), d_x0.data(), B);
   kernels::dropout_backward(d_x0.data(), d_x0.data(), BC, drop.p(s.pre_dropout), drop.seed, s.stream);
-  std::fill(dh, dh + static_cast<size_t>(B) * T_ * C, T(0));
-  for (int b = 0; b < B; ++b) std::copy_n(d_x0.data() + static_cast<size_t>(b) * C, C, dh + static_cast<size_t>(b) * T_ * C);
+  kernels::fill(dh, static_cast<size_t>(B) * T_ * C, T(0));
+  kernels::copy_rows(d_x0.data(), C, dh, static_cast<size_t>(T_) * C, B, C);
 }
 
 template <typename T>

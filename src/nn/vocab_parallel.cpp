@@ -1,7 +1,5 @@
 #include "nn/vocab_parallel.h"
 
-#include <cmath>
-
 #include "kernels/ops.h"
 
 namespace strata::nn {
@@ -28,9 +26,9 @@ void vocab_parallel_embedding_forward(const VocabSlice& s, const TensorGroup<T>*
   // out + lookup is rounded once, as unsplit.
   std::vector<int32_t> rows;
   local_rows(s, ids, N, rows);
-  std::vector<T> part(static_cast<size_t>(N) * C, T(0));
-  for (int n = 0; n < N; ++n)
-    if (rows[n] >= 0) std::copy_n(table + static_cast<size_t>(rows[n]) * C, C, part.data() + static_cast<size_t>(n) * C);
+  Buffer<T> part(static_cast<size_t>(N) * C);
+  kernels::fill(part.data(), part.size(), T(0));
+  kernels::gather_rows(table, rows.data(), part.data(), N, C);
   tp->all_reduce_sum(part.data(), part.size());
   kernels::add(out, part.data(), out, part.size());
 }
@@ -50,18 +48,17 @@ double vocab_parallel_cross_entropy(const VocabSlice& s, const TensorGroup<T>* t
                                     VocabParallelCeScratch<T>& sc) {
   const bool split = tp && tp->split();
   sc.mx.resize(static_cast<size_t>(N));
-  sc.sums.assign(2 * static_cast<size_t>(N), 0.0);
+  sc.sums.resize(2 * static_cast<size_t>(N));
+  kernels::fill(sc.sums.data(), sc.sums.size(), 0.0);
   kernels::ce_slice_row_max(logits, N, s.rows, sc.mx.data());
   if (split) tp->all_reduce_max(sc.mx.data(), sc.mx.size());
   double* sumexp = sc.sums.data();
   double* target = sumexp + N;
   kernels::ce_slice_exp(logits, labels, sc.mx.data(), N, s.rows, s.v0, dlogits, sumexp, target);
   if (split) tp->all_reduce_sum_f64(sc.sums.data(), sc.sums.size());
-  double total = 0;
-  for (int n = 0; n < N; ++n)
-    if (labels[n] != -100) total += std::log(sumexp[n]) + static_cast<double>(sc.mx[n]) - target[n];
+  const double loss = kernels::ce_slice_loss(labels, sc.mx.data(), sumexp, target, N, norm);
   kernels::ce_slice_grad(dlogits, labels, sumexp, N, s.rows, s.v0, norm);
-  return total / norm;
+  return loss;
 }
 
 #define STRATA_INSTANTIATE(T)                                                                                     \

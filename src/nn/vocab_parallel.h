@@ -35,7 +35,7 @@ void vocab_parallel_embedding_backward(const VocabSlice& s, const int32_t* ids, 
 template <typename T>
 struct VocabParallelCeScratch {
   Buffer<T> mx;
-  std::vector<double> sums;  // sumexp | target
+  Buffer<double> sums;  // sumexp | target
 };
 template <typename T>
 double vocab_parallel_cross_entropy(const VocabSlice& s, const TensorGroup<T>* tp, const T* logits,

@@ -42,9 +42,9 @@ void DataParallelStep::zero_grads() {
   float* g = model_.grads().data();
   // ZeRO-2: the rest was zeroed (and released) when its buckets were reduced.
   if (stage_ == 2 && comm_)
-    std::fill(g + owned_begin(), g + owned_end(), 0.0f);
+    kernels::fill(g + owned_begin(), owned_end() - owned_begin(), 0.0f);
   else
-    std::fill(g + begin_, g + end_, 0.0f);
+    kernels::fill(g + begin_, end_ - begin_, 0.0f);
 }
 
 void DataParallelStep::begin_micro(int i, int n) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "train/metrics.h"
 #include "train/predictions.h"
@@ -161,13 +162,15 @@ class LanguageModelPass final : public EvalPass {
     const float* logits = outputs.at(0).data;  // [B, T, V]
     const int V = cfg_.vocab_size;
     const int shift = cfg_.task == Task::CausalLM ? 1 : 0;
+    predicted_.resize(static_cast<size_t>(b.B) * b.T);  // only the argmax ids leave the logits' device
+    kernels::argmax_rows(logits, b.B * b.T, V, predicted_.data());
     for (int r = 0; r < b.B; ++r)
       for (int t = 0; t + shift < b.T; ++t) {
         const size_t at = static_cast<size_t>(r) * b.T + t;
         const int32_t label = b.labels[at + shift];
         if (label == -100) continue;
         ++counted_;
-        hits_ += argmax(logits + at * V, V) == label;
+        hits_ += predicted_[at] == label;
       }
   }
 
@@ -192,6 +195,7 @@ class LanguageModelPass final : public EvalPass {
  private:
   const ModelConfig cfg_;
   size_t hits_ = 0, counted_ = 0;
+  std::vector<int32_t> predicted_;  // [B, T] of the batch being added
 };
 
 class DefaultTask final : public EvalTask {

@@ -105,7 +105,7 @@ void PipelineStep::zero_borrowed_grads() {
   float* g = model_.grads().data();
   for (size_t e : layout_.borrowed(stage_)) {
     const ParamEntry& p = model_.table().entries()[e];
-    std::fill(g + p.offset, g + p.offset + p.numel, 0.0f);
+    kernels::fill(g + p.offset, p.numel, 0.0f);
   }
 }
 
@@ -204,7 +204,7 @@ double PipelineStep::run_replicas(const Batch& batch, int first, int total, doub
     const int r = omp_get_thread_num();
     try {
       const Batch& b = parts[static_cast<size_t>(r)];
-      if (r > 0) std::fill_n(replica_grads_[r - 1].data(), n, 0.0f);
+      if (r > 0) kernels::fill(replica_grads_[r - 1].data(), n, 0.0f);
       if (b.B > 0) {
         ModelState& state = *slots_[static_cast<size_t>(r)]->state;
         const nn::DropoutCtx drop = dropout(first * R + r);

@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/ops.h"
 #include "models/registry.h"
 #include "models/tensor_split.h"
+#include "tensor/buffer.h"
 #include "util/error.h"
 
 namespace strata {
@@ -56,18 +58,19 @@ std::unique_ptr<Model<float>> gather_whole_model(const Model<float>& local, dist
   }
   // One tensor at a time: each rank puts its slice into zeros and the sum lands at the root
   // (adding zeros is exact), so no rank holds more than one whole tensor besides its model.
-  std::vector<float> buf;
+  Buffer<float> buf;
   for (const ParamEntry& e : local.table().entries()) {
     const float* mine = local.params().data() + e.offset;
     float* dst = root ? whole->params().data() + whole->table().at(e.name).offset : nullptr;
     if (e.replicated()) {
-      if (root) std::copy_n(mine, e.numel, dst);
+      if (root) kernels::copy(mine, dst, e.numel);
       continue;
     }
-    buf.assign(global_numel(e), 0.0f);
+    buf.resize(global_numel(e));
+    kernels::fill(buf.data(), buf.size(), 0.0f);
     put_slice(e, local.tensor_split(), mine, buf.data());
     tensor.reduce_sum(buf.data(), buf.size(), 0, "tensor-parallel slices of a parameter, to save");
-    if (root) std::copy(buf.begin(), buf.end(), dst);
+    if (root) kernels::copy(buf.data(), dst, buf.size());
   }
   return whole;
 }

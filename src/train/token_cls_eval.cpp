@@ -6,6 +6,7 @@
 #include <map>
 
 #include "io/files.h"
+#include "kernels/ops.h"
 #include "train/seqeval.h"
 #include "util/error.h"
 
@@ -28,13 +29,14 @@ class TokenClsPass final : public EvalPass {
   void add(const Batch& b, const std::vector<HeadOutput<float>>& outputs) override {
     const float* logits = outputs.at(0).data;  // [B, T, num_labels]
     const int L = static_cast<int>(names_.size());
+    tags_.resize(static_cast<size_t>(b.B) * b.T);
+    kernels::argmax_rows(logits, b.B * b.T, L, tags_.data());  // the first of ties, as np.argmax
     for (int r = 0; r < b.B; ++r) {
       Row row;
       int32_t last_word = -1;
       for (int t = 0; t < b.T; ++t) {
         const size_t at = static_cast<size_t>(r) * b.T + t;
-        const float* x = logits + at * L;
-        const int32_t tag = static_cast<int32_t>(std::max_element(x, x + L) - x);  // the first of ties, as np.argmax
+        const int32_t tag = tags_[at];
         if (!b.labels.empty() && b.labels[at] != -100) {
           row.predicted.push_back(tag);
           row.gold.push_back(b.labels[at]);
@@ -43,6 +45,7 @@ class TokenClsPass final : public EvalPass {
         if (word >= 0 && word != last_word) row.word_tags.push_back(tag);
         if (word >= 0) last_word = word;
         if (keep_arrays_) {
+          const float* x = logits + at * L;
           row.logits.insert(row.logits.end(), x, x + L);
           row.labels.push_back(b.labels.empty() ? -100 : b.labels[at]);
         }
@@ -130,6 +133,7 @@ class TokenClsPass final : public EvalPass {
   const bool entity_level_;
   bool keep_arrays_ = false;
   std::map<size_t, Row> rows_;  // by dataset index: dataset order, each example once
+  std::vector<int32_t> tags_;   // [B, T]: each position's argmax tag, for the batch being added
 };
 
 class TokenClsTask final : public EvalTask {

@@ -32,6 +32,17 @@ double bce_with_logits(const T* x, const double* target, T* dx, size_t n, double
   return total / norm;
 }
 
+template <typename T>
+double ce_slice_loss(const int32_t* labels, const T* mx, const double* sumexp, const double* target, int N,
+                     double norm) {
+  double total = 0;
+  for (int n = 0; n < N; ++n)
+    if (labels[n] != -100) total += std::log(sumexp[n]) + static_cast<double>(mx[n]) - target[n];
+  return total / norm;
+}
+
+template double ce_slice_loss<float>(const int32_t*, const float*, const double*, const double*, int, double);
+template double ce_slice_loss<double>(const int32_t*, const double*, const double*, const double*, int, double);
 template double mse<float>(const float*, const double*, float*, size_t, double);
 template double mse<double>(const double*, const double*, double*, size_t, double);
 template double bce_with_logits<float>(const float*, const double*, float*, size_t, double);

@@ -176,7 +176,7 @@ const T* AlbertModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Uni
     nn::linear_forward(mapping_in_, f, s.embeddings.out.data(), s.mapped.data(), N);
   } else {
     s.input.resize(NH);
-    std::copy_n(input, NH, s.input.data());
+    kernels::copy(input, s.input.data(), NH);
   }
   // The applications of r's repeats.
   const T* x = s.applications.forward((std::max(r.begin, 1) - 1) * inner(), std::min(r.end - 1, L) * inner(),
@@ -285,7 +285,7 @@ const T* AlbertModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Un
     // embedding (MLM decoder) sits at offset 0 and is final only after the embeddings.
     final_from(head_begin_);
   } else {
-    std::copy_n(d_output, NH, s.d_hidden.data());
+    kernels::copy(d_output, s.d_hidden.data(), NH);
   }
   const int per_group = L / c.num_hidden_groups;
   for (int k = std::min(r.end - 1, L) * inner() - 1; k >= (std::max(r.begin, 1) - 1) * inner(); --k) {

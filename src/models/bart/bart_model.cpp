@@ -162,7 +162,7 @@ void BartModel<T>::embed(const BartEmbeddingSpec& e, const std::vector<int32_t>&
   for (int n = 0; n < N; ++n) s.position_ids[n] = n % T_ + 2;  // HF's offset
   for (Buffer<T>* b : {&s.sum, &s.out}) b->resize(NC);
   for (Buffer<T>* b : {&s.mean, &s.rstd}) b->resize(N);
-  s.sum.zero();
+  kernels::fill(s.sum.data(), s.sum.size(), T(0));
   kernels::embedding_forward(ids.data(), f.p + shared_, s.sum.data(), N, C);
   if (embed_scale_ != T(1)) kernels::scale(s.sum.data(), NC, embed_scale_);
   kernels::embedding_forward(s.position_ids.data(), f.p + e.positions, s.sum.data(), N, C);
@@ -199,14 +199,14 @@ const T* BartModel<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
     case Task::SequenceClassification: {
       // HF: every row must hold the same number (>= 1) of eos tokens; the decoder's state at the
       // last one is the sentence representation
-      s.pooled_pos.assign(static_cast<size_t>(b.B), -1);
+      s.pooled_rows.resize(static_cast<size_t>(b.B));
       int count0 = -1;
       for (int r = 0; r < b.B; ++r) {
         int count = 0;
         for (int t = 0; t < b.T; ++t)
           if (b.input_ids[static_cast<size_t>(r) * b.T + t] == bart_.eos_token_id) {
             ++count;
-            s.pooled_pos[r] = t;
+            s.pooled_rows[r] = r * s.Td + t;
           }
         if (count == 0) fail(c.architecture(), ": row ", r, " has no eos token (id ", bart_.eos_token_id, ")");
         if (count0 >= 0 && count != count0)
@@ -215,9 +215,7 @@ const T* BartModel<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
         count0 = count;
       }
       s.pooled.resize(static_cast<size_t>(b.B) * C);
-      for (int r = 0; r < b.B; ++r)
-        std::copy_n(h + (static_cast<size_t>(r) * s.Td + s.pooled_pos[r]) * C, C,
-                    s.pooled.data() + static_cast<size_t>(r) * C);
+      kernels::gather_rows(h, s.pooled_rows.data(), s.pooled.data(), b.B, C);
       nn::classifier_head_forward(classifier_, f, s.pooled.data(), b.B, 1, drop, s.classifier);
       return s.classifier.logits.data();
     }
@@ -329,15 +327,13 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
     case Task::SequenceClassification: {
       s.d_pooled.resize(static_cast<size_t>(B) * C);
       nn::classifier_head_backward(classifier_, f, B, 1, drop, s.classifier, s.dlogits.data(), s.d_pooled.data());
-      s.d_dec.zero();
-      for (int row = 0; row < B; ++row)
-        std::copy_n(s.d_pooled.data() + static_cast<size_t>(row) * C, C,
-                    s.d_dec.data() + (static_cast<size_t>(row) * s.Td + s.pooled_pos[row]) * C);
+      kernels::fill(s.d_dec.data(), s.d_dec.size(), T(0));
+      kernels::scatter_rows(s.d_pooled.data(), s.pooled_rows.data(), s.d_dec.data(), B, C);
       break;
     }
     case Task::Base:
       if (!d_output) fail("backward needs a task head (", c.architecture(), " has none) or d_output");
-      std::copy_n(d_output, NdC, s.d_dec.data());
+      kernels::copy(d_output, s.d_dec.data(), NdC);
       break;
     default: fail("backward needs a task head (", c.architecture(), " has none)");
   }
@@ -347,7 +343,7 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
   const T* enc_out = enc_.empty() ? s.enc_emb.out.data() : s.enc.back().ffn.out.data();
   s.d_enc.resize(NC);
   s.d_enc_next.resize(NC);
-  s.d_enc.zero();
+  kernels::fill(s.d_enc.data(), s.d_enc.size(), T(0));
   for (int i = static_cast<int>(dec_.size()) - 1; i >= 0; --i) {
     auto& sv = s.dec[static_cast<size_t>(i)];
     const T* in = i == 0 ? s.dec_emb.out.data() : s.dec[static_cast<size_t>(i) - 1].ffn.out.data();

@@ -60,7 +60,7 @@ struct BartState : ModelState {
   std::vector<Enc> enc;
   std::vector<Dec> dec;
   int Td = 0;                     // decoder length (= T: labels are one per input position)
-  std::vector<int> pooled_pos;    // sequence classification: each row's last eos position
+  std::vector<int32_t> pooled_rows;  // sequence classification: row r * Td + the position of r's last eos
   Buffer<T> pooled;               // [B, C]
   nn::ClassifierHeadSaved<T> classifier;
   Buffer<T> logits, dlogits;

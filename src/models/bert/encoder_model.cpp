@@ -222,7 +222,7 @@ const T* EncoderModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Un
                            drop, s.embeddings);
   } else {
     s.input.resize(static_cast<size_t>(N) * this->cfg_.hidden_size);
-    std::copy_n(input, s.input.size(), s.input.data());
+    kernels::copy(input, s.input.data(), s.input.size());
   }
   const T* x = s.blocks.forward(std::max(r.begin, 1) - 1, std::min(r.end - 1, L),
                                  r.begin == 0 ? s.embeddings.out.data() : s.input.data(),
@@ -293,7 +293,7 @@ const T* EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, U
     // embedding (MLM decoder) sits at offset 0 and is final only after the embeddings.
     final_from(head_begin_);
   } else {
-    std::copy_n(d_output, NC, s.d_hidden.data());
+    kernels::copy(d_output, s.d_hidden.data(), NC);
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
     nn::EncoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::EncoderLayerSaved<T>& w) {

@@ -1,7 +1,5 @@
 #include "models/gpt2/gpt2_decoder.h"
 
-#include <algorithm>
-
 #include "util/error.h"
 
 namespace strata {
@@ -29,7 +27,7 @@ const T* Gpt2Decoder<T>::append(const int32_t* ids, int n) {
   positions_.resize(static_cast<size_t>(N));
   for (int i = 0; i < N; ++i) positions_[i] = len_ + i % n;
   x_.resize(static_cast<size_t>(N) * C);
-  x_.zero();
+  kernels::fill(x_.data(), x_.size(), T(0));
   kernels::embedding_forward(ids, f.p + m_.wte_, x_.data(), N, C);
   kernels::embedding_forward(positions_.data(), f.p + m_.wpe_, x_.data(), N, C);
 
@@ -42,8 +40,7 @@ const T* Gpt2Decoder<T>::append(const int32_t* ids, int n) {
 
   // Only each row's last position is scored: ln_f and the tied lm_head on [B, C].
   last_.resize(static_cast<size_t>(B_) * C);
-  for (int b = 0; b < B_; ++b)
-    std::copy_n(x + (static_cast<size_t>(b) * n + n - 1) * C, C, last_.data() + static_cast<size_t>(b) * C);
+  kernels::copy_rows(x + static_cast<size_t>(n - 1) * C, static_cast<size_t>(n) * C, last_.data(), C, B_, C);
   final_.resize(last_.size());
   mean_.resize(B_);
   rstd_.resize(B_);

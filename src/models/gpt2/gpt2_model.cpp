@@ -106,7 +106,7 @@ void Gpt2Model<T>::embed(const Batch& b, const nn::DropoutCtx& drop, Gpt2State<T
   s.position_ids.resize(static_cast<size_t>(N));
   for (int n = 0; n < N; ++n) s.position_ids[n] = n % b.T;
   s.embeddings.resize(static_cast<size_t>(N) * C);
-  s.embeddings.zero();
+  kernels::fill(s.embeddings.data(), s.embeddings.size(), T(0));
   const T* p = this->params_.data();
   nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), b.input_ids.data(), p + wte_, s.embeddings.data(), N,
                                        C);
@@ -135,10 +135,9 @@ const T* Gpt2Model<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
       // (dropout off) does, for the outputs evaluation and prediction read.
       if (split() && !drop.active) {
         s.gathered_logits.resize(static_cast<size_t>(N) * c.vocab_size);
-        s.gathered_logits.zero();
-        for (int n = 0; n < N; ++n)
-          std::copy_n(s.logits.data() + static_cast<size_t>(n) * vocab_.rows, vocab_.rows,
-                      s.gathered_logits.data() + static_cast<size_t>(n) * c.vocab_size + vocab_.v0);
+        kernels::fill(s.gathered_logits.data(), s.gathered_logits.size(), T(0));
+        kernels::copy_rows(s.logits.data(), vocab_.rows, s.gathered_logits.data() + vocab_.v0, c.vocab_size, N,
+                           vocab_.rows);
         nn::tp_sum(this->tp_group(), s.gathered_logits.data(), s.gathered_logits.size());
       }
       return s.logits.data();
@@ -149,7 +148,7 @@ const T* Gpt2Model<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
         fail(c.architecture(), ": cannot handle a batch of ", b.B,
              " sequences when config.json has no pad_token_id (the last token of each row is found from the first "
              "pad token); set pad_token_id in config.json");
-      s.last_token.assign(static_cast<size_t>(b.B), b.T - 1);
+      s.pooled_rows.resize(static_cast<size_t>(b.B));
       s.pooled.resize(static_cast<size_t>(b.B) * C);
       for (int r = 0; r < b.B; ++r) {
         int first_pad = 0;
@@ -159,10 +158,9 @@ const T* Gpt2Model<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
               first_pad = t;
               break;
             }
-        s.last_token[r] = ((first_pad - 1) % b.T + b.T) % b.T;
-        std::copy_n(hf + (static_cast<size_t>(r) * b.T + s.last_token[r]) * C, C,
-                    s.pooled.data() + static_cast<size_t>(r) * C);
+        s.pooled_rows[r] = r * b.T + ((first_pad - 1) % b.T + b.T) % b.T;
       }
+      kernels::gather_rows(hf, s.pooled_rows.data(), s.pooled.data(), b.B, C);
       s.logits.resize(static_cast<size_t>(b.B) * c.num_labels);
       nn::linear_forward(score_, f, s.pooled.data(), s.logits.data(), b.B);
       return s.logits.data();
@@ -186,7 +184,7 @@ const T* Gpt2Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
     embed(b, drop, s);
   } else {
     s.input.resize(static_cast<size_t>(N) * this->cfg_.hidden_size);
-    std::copy_n(input, s.input.size(), s.input.data());
+    kernels::copy(input, s.input.data(), s.input.size());
   }
   const T* x = s.blocks.forward(std::max(r.begin, 1) - 1, std::min(r.end - 1, L),
                                  r.begin == 0 ? s.embeddings.data() : s.input.data(),
@@ -292,10 +290,8 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
       case Task::SequenceClassification: {
         s.d_pooled.resize(static_cast<size_t>(b.B) * C);
         nn::linear_backward(score_, f, s.pooled.data(), s.dlogits.data(), s.d_pooled.data(), b.B);
-        s.d_final.zero();
-        for (int row = 0; row < b.B; ++row)
-          std::copy_n(s.d_pooled.data() + static_cast<size_t>(row) * C, C,
-                      s.d_final.data() + (static_cast<size_t>(row) * b.T + s.last_token[row]) * C);
+        kernels::fill(s.d_final.data(), s.d_final.size(), T(0));
+        kernels::scatter_rows(s.d_pooled.data(), s.pooled_rows.data(), s.d_final.data(), b.B, C);
         break;
       }
       case Task::TokenClassification:
@@ -308,7 +304,7 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
     // The tied lm_head weight (wte) sits at offset 0 and is final only after the embeddings.
     final_from(head_begin_);
   } else {
-    std::copy_n(d_output, NC, s.d_hidden.data());
+    kernels::copy(d_output, s.d_hidden.data(), NC);
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
     nn::DecoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::DecoderLayerSaved<T>& w) {

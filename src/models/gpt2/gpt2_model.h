@@ -32,7 +32,7 @@ struct Gpt2State : ModelState {
   const T* last_hidden = nullptr;  // input of the head unit (ln_f) in the last forward
   // head unit
   Buffer<T> final_hidden, final_mean, final_rstd;  // ln_f output [N, C] and stats
-  std::vector<int> last_token;                     // sequence classification: the pooled position per row
+  std::vector<int32_t> pooled_rows;                // sequence classification: row r * T + the pooled position
   Buffer<T> pooled;                                // [B, C]
   Buffer<T> logits, dlogits;  // causal LM under tensor parallelism: this rank's vocabulary columns
   Buffer<T> gathered_logits;  // ... and all of them, gathered by an inference pass for head_outputs

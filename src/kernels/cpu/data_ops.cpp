@@ -1,0 +1,88 @@
+// Data movement on the CPU: plain loops. Large fills and copies split into fixed blocks over
+// the OpenMP threads (memory bandwidth grows with cores); row moves split over rows, each row
+// written by one thread.
+#include <algorithm>
+
+#include "kernels/cpu/common.h"
+#include "kernels/ops.h"
+
+namespace strata::kernels {
+
+namespace {
+// Below this many elements a parallel region costs more than the copy it would share.
+constexpr size_t kParallelMin = size_t{1} << 15;
+
+// fn(begin, end) over [0, n): in one piece when small, else in parallel_blocks' blocks.
+template <typename Fn>
+void element_blocks(size_t n, Fn fn) {
+  if (n < kParallelMin)
+    fn(size_t{0}, n);
+  else
+    parallel_blocks(n, fn);
+}
+}  // namespace
+
+template <typename T>
+void fill(T* x, size_t n, T value) {
+  element_blocks(n, [&](size_t b, size_t e) { std::fill(x + b, x + e, value); });
+}
+
+template <typename T>
+void copy(const T* src, T* dst, size_t n) {
+  element_blocks(n, [&](size_t b, size_t e) { std::copy(src + b, src + e, dst + b); });
+}
+
+template <typename T>
+void copy_rows(const T* src, size_t ld_src, T* dst, size_t ld_dst, size_t rows, size_t cols) {
+  const auto rows_signed = static_cast<std::ptrdiff_t>(rows);
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
+  for (std::ptrdiff_t r = 0; r < rows_signed; ++r)
+    std::copy_n(src + static_cast<size_t>(r) * ld_src, cols, dst + static_cast<size_t>(r) * ld_dst);
+}
+
+template <typename T>
+void gather_rows(const T* src, const int32_t* index, T* dst, int rows, int cols) {
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(rows) * cols >= kParallelMin)
+  for (int i = 0; i < rows; ++i)
+    if (index[i] >= 0)
+      std::copy_n(src + static_cast<size_t>(index[i]) * cols, cols, dst + static_cast<size_t>(i) * cols);
+}
+
+template <typename T>
+void scatter_rows(const T* src, const int32_t* index, T* dst, int rows, int cols) {
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(rows) * cols >= kParallelMin)
+  for (int i = 0; i < rows; ++i)
+    if (index[i] >= 0)
+      std::copy_n(src + static_cast<size_t>(i) * cols, cols, dst + static_cast<size_t>(index[i]) * cols);
+}
+
+template <typename T>
+void argmax_rows(const T* x, int rows, int cols, int32_t* out) {
+#pragma omp parallel for schedule(static) if (static_cast<size_t>(rows) * cols >= kParallelMin)
+  for (int r = 0; r < rows; ++r) {
+    const T* row = x + static_cast<size_t>(r) * cols;
+    out[r] = static_cast<int32_t>(std::max_element(row, row + cols) - row);
+  }
+}
+
+template <typename From, typename To>
+void cast(const From* src, To* dst, size_t n) {
+  element_blocks(n, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) dst[i] = static_cast<To>(src[i]);
+  });
+}
+
+#define STRATA_INSTANTIATE(T)                                                               \
+  template void fill<T>(T*, size_t, T);                                                     \
+  template void copy<T>(const T*, T*, size_t);                                              \
+  template void copy_rows<T>(const T*, size_t, T*, size_t, size_t, size_t);                 \
+  template void gather_rows<T>(const T*, const int32_t*, T*, int, int);                     \
+  template void scatter_rows<T>(const T*, const int32_t*, T*, int, int);                    \
+  template void argmax_rows<T>(const T*, int, int, int32_t*);
+STRATA_INSTANTIATE(float)
+STRATA_INSTANTIATE(double)
+#undef STRATA_INSTANTIATE
+template void cast<float, double>(const float*, double*, size_t);
+template void cast<double, float>(const double*, float*, size_t);
+
+}  // namespace strata::kernels
