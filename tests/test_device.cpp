@@ -13,6 +13,9 @@
 #include "kernels/caching_allocator.h"
 #include "kernels/device.h"
 #include "tensor/buffer.h"
+#include "train/device_choice.h"
+#include "train/training_args.h"
+#include "util/error.h"
 
 namespace strata {
 namespace {
@@ -186,12 +189,46 @@ TEST(CachingAllocator, ItsDestructorReturnsEverything) {
   CountingSystem sys;
   {
     CachingAllocator a(sys.system());
-    a.deallocate(a.allocate(10));
-    a.allocate(20);  // still in use when the allocator goes
+    a.deallocate(a.allocate(10));  // cached when the allocator goes
+    a.allocate(2000);               // still in use
   }
   EXPECT_EQ(sys.allocs, 2);
   EXPECT_EQ(sys.frees, 2);
   EXPECT_TRUE(sys.live.empty());
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+TrainingArguments args_from(const std::string& yaml) {
+  return parse_training_arguments("model_name_or_path: m\noutput_dir: o\ntrain_file: t.jsonl\n" + yaml, "job.yaml");
+}
+
+TEST(TrainingDevice, HfDeviceArgumentsAreReadWithTheirOlderName) {
+  EXPECT_FALSE(args_from("").use_cpu);
+  EXPECT_TRUE(args_from("use_cpu: true\n").use_cpu);
+  EXPECT_TRUE(args_from("no_cuda: true\n").use_cpu);  // HF's deprecated spelling
+  EXPECT_TRUE(args_from("tf32: true\n").tf32);
+}
+
+TEST(TrainingDevice, TheCpuUnderUseCpuOrWithoutAGpu) {
+  EXPECT_EQ(training_device(args_from("use_cpu: true\n"), 0), kernels::Device::cpu());
+  if (kernels::cuda_device_count() == 0) EXPECT_EQ(training_device(args_from(""), 1), kernels::Device::cpu());
+}
+
+TEST(TrainingDevice, Tf32WithoutAGpuIsRefusedAsHfRefusesIt) {
+  for (const char* yaml : {"tf32: true\nuse_cpu: true\n", "tf32: true\n"}) {
+    if (std::string(yaml).find("use_cpu") == std::string::npos && kernels::cuda_device_count() > 0) continue;
+    try {
+      training_device(args_from(yaml), 0);
+      FAIL() << "accepted: " << yaml;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("tf32: TF32 products need an NVIDIA GPU"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

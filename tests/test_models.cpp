@@ -454,7 +454,7 @@ TEST(ModelsDeviceMemory, StepsAfterTheFirstAllocateNothing) {
                                 std::tuple{Family::DistilBert, Task::SequenceClassification, ProblemType::Regression}}) {
     SCOPED_TRACE(arch_name(f, t));
     const ModelConfig c = tiny_config(f, t, p, 0.1f);
-    const Batch b = make_batch(c, 3, 16, 64);
+    const Batch b = make_batch(c, 3, 12, 64);
     EncoderModel<float> m(c);
     m.init_weights(65);
     EncoderState<float> acts;

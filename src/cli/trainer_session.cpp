@@ -15,6 +15,7 @@
 #include "models/pretrained.h"
 #include "models/registry.h"
 #include "tokenizers/tokenizer.h"
+#include "train/device_choice.h"
 #include "train/memory_plan.h"
 #include "train/mixed_precision.h"
 #include "train/parallel_layout.h"
@@ -147,14 +148,20 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
   // Matrix products threaded by oneDNN, unless every thread count must give the same bits.
   kernels::set_gemm_threading(a.full_determinism ? kernels::GemmThreading::FixedTiles
                                                  : kernels::GemmThreading::Library);
-  mixed_precision(a);  // bf16 / fp16 this CPU cannot run are refused before anything is read or written
+  // Refused before anything is read or written: a device this machine lacks, bf16 / fp16 this
+  // CPU cannot run.
+  const kernels::Device device = training_device(a, layout.local_rank);
+  kernels::use_device(device);
+  mixed_precision(a);
   if (world.size() > 1) dist::check_same_on_all_ranks(world, fingerprint(a), "configuration or model files");
   std::unique_ptr<Model<float>> model;
   // Tensor parallelism: this rank builds (and loads, or initialises) its slices only.
   cfg.tensor_split = {groups_.tensor->size(), groups_.tensor->rank()};
-  if (world.rank() == 0)
+  if (world.rank() == 0) {
+    progress_message(cat("device: ", kernels::describe_device(device)));
     progress_message(cat("cpu: ", kernels::kernel_isa(), " kernels (STRATA_MAX_CPU_ISA caps them), ",
                          kernels::num_threads(), " threads"));
+  }
   if (world.rank() == 0)
     progress_message(cat("task: ", task_name(cfg.task),
                          a.task.empty() ? cat(" (from ", a.model_name_or_path,

@@ -35,6 +35,15 @@ size_t attention_saved_size(const AttentionShape& s) {
   return on_cuda() ? cuda::attention_saved_size(s) : cpu::attention_saved_size(s);
 }
 
+// Two element types, so not in the list; both conversions strata has involve fp64 (CPU only).
+template <typename From, typename To>
+void cast(const From* src, To* dst, size_t n) {
+  if (on_cuda()) fp64_on_gpu("cast");
+  cpu::cast(src, dst, n);
+}
+template void cast<float, double>(const float*, double*, size_t);
+template void cast<double, float>(const double*, float*, size_t);
+
 // Explicit instantiations: the list's T spelled float, then double.
 #define STRATA_OP(ret, name, params, args) template ret name<T> params;
 #define T float

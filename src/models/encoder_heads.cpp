@@ -146,10 +146,10 @@ void EncoderHeads::backward(const ModelConfig& c, nn::Flat<T> f, const T* h, int
       nn::token_head_backward(token, f, h, N, drop, s.dlogits.data(), dh, s.scratch);
       return;
     case Task::QuestionAnswering: {
-      Buffer<T> d_pair(static_cast<size_t>(N) * 2);  // interleave back to qa_outputs' [N, 2]
-      kernels::copy_rows(s.dlogits.data(), 1, d_pair.data(), 2, N, 1);
-      kernels::copy_rows(s.d_end.data(), 1, d_pair.data() + 1, 2, N, 1);
-      nn::token_head_backward(token, f, h, N, drop, d_pair.data(), dh, s.scratch);
+      s.d_pair.resize(static_cast<size_t>(N) * 2);  // interleave back to qa_outputs' [N, 2]
+      kernels::copy_rows(s.dlogits.data(), 1, s.d_pair.data(), 2, N, 1);
+      kernels::copy_rows(s.d_end.data(), 1, s.d_pair.data() + 1, 2, N, 1);
+      nn::token_head_backward(token, f, h, N, drop, s.d_pair.data(), dh, s.scratch);
       return;
     }
     default: break;

@@ -22,6 +22,7 @@ struct EncoderHeadState {
   Buffer<T> gathered_logits;            // masked LM under tensor parallelism: every rank's columns (inference)
   nn::VocabParallelCeScratch<T> ce;
   Buffer<T> d_end;                      // QA: d(loss)/d(end_logits)
+  Buffer<T> d_pair;                     // QA: both gradients interleaved as qa_outputs' [N, 2]
   Buffer<T> scratch;
 };
 

@@ -118,6 +118,9 @@ class BlockActivations {
       std::swap(record(i + 1).input, handoff_);
     } else {
       std::swap(out_, handoff_);
+      // handoff_ is now the last forward's output buffer, which the next forward lends to its
+      // first block: sized here, in the first step, so later steps allocate nothing.
+      handoff_.resize(out_.size());
     }
     if (offloaded(i)) pending_[slot(i)] = copy_out(i);
   }

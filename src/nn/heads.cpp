@@ -21,10 +21,13 @@ void classifier_head_forward(const ClassifierHeadSpec& s, Flat<T> f, const T* h,
 
 template <typename T>
 void classifier_head_backward(const ClassifierHeadSpec& s, Flat<T> f, int B, int T_, const DropoutCtx& drop,
-                              const ClassifierHeadSaved<T>& sv, const T* dlogits, T* dh) {
+                              ClassifierHeadSaved<T>& sv, const T* dlogits, T* dh) {
   const int C = s.dense.in;
   const size_t BC = static_cast<size_t>(B) * C;
-  Buffer<T> d_hid(BC), d_x0(BC);
+  Buffer<T>& d_hid = sv.d_hid;
+  Buffer<T>& d_x0 = sv.d_x0;
+  d_hid.resize(BC);
+  d_x0.resize(BC);
   linear_backward(s.out, f, sv.hid.data(), dlogits, d_hid.data(), B);
   kernels::dropout_backward(d_hid.data(), d_hid.data(), BC, drop.p(s.dropout), drop.seed, s.stream + 1);
   kernels::activation_backward(s.act, sv.pre.data(), d_hid.data(), d_hid.data(), BC);
@@ -97,7 +100,7 @@ void token_head_backward(const TokenHeadSpec& s, Flat<T> f, const T* h, int N, c
   template void classifier_head_forward<T>(const ClassifierHeadSpec&, Flat<T>, const T*, int, int,                \
                                            const DropoutCtx&, ClassifierHeadSaved<T>&);                           \
   template void classifier_head_backward<T>(const ClassifierHeadSpec&, Flat<T>, int, int, const DropoutCtx&,      \
-                                            const ClassifierHeadSaved<T>&, const T*, T*);                         \
+                                            ClassifierHeadSaved<T>&, const T*, T*);                         \
   template void masked_lm_head_forward<T>(const MaskedLMHeadSpec&, Flat<T>, const T*, int, MaskedLMHeadSaved<T>&); \
   template void masked_lm_head_backward<T>(const MaskedLMHeadSpec&, Flat<T>, const T*, int,                       \
                                            const MaskedLMHeadSaved<T>&, const T*, T*, Buffer<T>&);                 \

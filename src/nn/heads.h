@@ -22,6 +22,7 @@ struct ClassifierHeadSpec {
 template <typename T>
 struct ClassifierHeadSaved {
   Buffer<T> x0, pre, hid, logits;  // [B,C], [B,C], [B,C], [B,L]
+  Buffer<T> d_hid, d_x0;           // backward's [B,C] gradients, kept so later steps allocate nothing
 };
 
 template <typename T>
@@ -30,7 +31,7 @@ void classifier_head_forward(const ClassifierHeadSpec& s, Flat<T> f, const T* h,
 // dh [B*T, C] is written: zero except each sequence's first row.
 template <typename T>
 void classifier_head_backward(const ClassifierHeadSpec& s, Flat<T> f, int B, int T_, const DropoutCtx& drop,
-                              const ClassifierHeadSaved<T>& saved, const T* dlogits, T* dh);
+                              ClassifierHeadSaved<T>& saved, const T* dlogits, T* dh);
 
 // Masked-LM head: logits = LN(act(dense(h))) E^T + bias, E = the word embeddings (tied).
 // dense may narrow the width (ALBERT: hidden -> embedding_size).

@@ -22,12 +22,9 @@ constexpr HfOtherArg kArgs[] = {
     {"push_to_hub_organization", Kind::Ignored, "", nullptr},
     {"push_to_hub_token", Kind::Ignored, "", nullptr},
     // devices, precision and torch internals
-    {"use_cpu", Kind::Ignored, "", nullptr},
-    {"no_cuda", Kind::Ignored, "", nullptr},
     {"use_mps_device", Kind::Ignored, "", nullptr},
     {"use_ipex", Kind::Ignored, "", nullptr},
     {"jit_mode_eval", Kind::Ignored, "", nullptr},
-    {"tf32", Kind::Ignored, "", nullptr},
     {"fp16_opt_level", Kind::Ignored, "O1", nullptr},
     {"torch_compile", Kind::Ignored, "", nullptr},
     {"torch_compile_backend", Kind::Ignored, "", nullptr},

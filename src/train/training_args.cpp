@@ -62,6 +62,7 @@ const Field kFields[] = {
     F(config_name), F(text_column_delimiter), F(max_train_samples), F(max_eval_samples), F(max_predict_samples),
     F(task_name), F(do_regression), F(data_seed), F(eval_delay), F(ignore_data_skip), F(run_name), F(logging_dir),
     F(report_to), F(include_num_input_tokens_seen), F(full_determinism),
+    F(use_cpu), F(tf32),
     F(bf16), F(fp16), F(bf16_full_eval), F(fp16_full_eval), F(half_precision_backend), F(fp16_init_scale),
     F(fp16_growth_interval),
 };
@@ -82,7 +83,8 @@ constexpr Alias kAliases[] = {{"evaluation_strategy", "eval_strategy"},
                                {"question_column_name", "question_column"},
                                {"context_column_name", "context_column"},
                                {"answer_column_name", "answer_column"},
-                               {"fp16_backend", "half_precision_backend"}};  // deprecated in HF 4.x
+                               {"fp16_backend", "half_precision_backend"},  // deprecated in HF 4.x
+                               {"no_cuda", "use_cpu"}};                       // deprecated in HF 4.x
 
 std::vector<std::string> field_names() {
   std::vector<std::string> names;

@@ -104,6 +104,11 @@ struct TrainingArguments {
   // HF's name: bit-identical results for any thread count (fixed GEMM tiles), at a cost;
   // by default the same thread count gives the same bits (docs/numerics.md, "Determinism").
   bool full_determinism = false;
+  // The device (train/device_choice.h), HF's names: the GPU is used when there is one, unless
+  // use_cpu (the older no_cuda). tf32: fp32 products on a GPU through TF32 tensor cores (10-bit
+  // mantissa inputs, fp32 accumulation); off by default, so fp32 is exact fp32.
+  bool use_cpu = false;
+  bool tf32 = false;
   // Mixed precision (train/mixed_precision.h): HF's flags. bf16 / fp16: matrix products take
   // bf16 / fp16 inputs and accumulate in fp32, in training and evaluation, weights and
   // optimizer state stay fp32; fp16 adds dynamic loss scaling (train/loss_scaler.h).

@@ -101,6 +101,8 @@ constexpr Help kHelp[] = {
     {"replica_threads", "parts of each batch trained at once, a thread each, gradients summed (0: auto: "
                         "num_threads, fewer if their extra gradient buffers would pass 128 MiB; 1: off)"},
     {"full_determinism", "the same bits for any num_threads (fixed GEMM tiles; slower)"},
+    {"use_cpu", "train on the CPU even where there is a GPU (no_cuda: the older name)"},
+    {"tf32", "fp32 products on the GPU through TF32 tensor cores (refused on the CPU, as HF does)"},
     {"bf16", "mixed precision: matrix products in bf16 with fp32 accumulation, fp32 master weights"},
     {"fp16", "mixed precision: matrix products in fp16 with fp32 accumulation and dynamic loss scaling"},
     {"bf16_full_eval", "evaluation and prediction products in bf16"},

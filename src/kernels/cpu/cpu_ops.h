@@ -16,5 +16,7 @@ namespace strata::kernels::cpu {
 #undef STRATA_OP
 
 size_t attention_saved_size(const AttentionShape& s);  // the probabilities, [B, NH, T, T]
+template <typename From, typename To>
+void cast(const From* src, To* dst, size_t n);
 
 }  // namespace strata::kernels::cpu

@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "kernels/cpu/common.h"
-#include "kernels/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
-namespace strata::kernels {
+namespace strata::kernels::cpu {
 
 namespace {
 // Below this many elements a parallel region costs more than the copy it would share.
@@ -85,4 +85,4 @@ STRATA_INSTANTIATE(double)
 template void cast<float, double>(const float*, double*, size_t);
 template void cast<double, float>(const double*, float*, size_t);
 
-}  // namespace strata::kernels
+}  // namespace strata::kernels::cpu

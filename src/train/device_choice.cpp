@@ -1,0 +1,21 @@
+#include "train/device_choice.h"
+
+#include "util/error.h"
+
+namespace strata {
+
+kernels::Device training_device(const TrainingArguments& a, int local_rank) {
+  const int gpus = a.use_cpu ? 0 : kernels::cuda_device_count();
+  if (a.tf32 && gpus == 0)
+    fail("tf32: TF32 products need an NVIDIA GPU (Ampere or newer), and ",
+         a.use_cpu ? "use_cpu is set" : kernels::cuda_unavailable_reason(),
+         ". Set tf32: false (fp32 products on the CPU are exact fp32)");
+  if (gpus == 0) return kernels::Device::cpu();
+  const kernels::Device gpu = kernels::Device::cuda(local_rank % gpus);
+  // The kernels run on a GPU (kernels/cuda/), but the models still read and write their
+  // batches, weights and outputs from the host (issue 25, item 3): refuse instead of faulting.
+  fail(gpu.str(), " found (", kernels::device_properties(gpu).name,
+       "), but strata's models do not train on a GPU yet; set use_cpu: true to train on the CPU");
+}
+
+}  // namespace strata
