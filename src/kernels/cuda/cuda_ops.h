@@ -14,6 +14,11 @@ using T = float;  // the element type the list's signatures are written in
 #include "kernels/op_list.inc"
 #undef STRATA_OP
 
-size_t attention_saved_size(const AttentionShape& s);  // the log-sum-exp of each row, [B, NH, T]
+// The log-sum-exp of each row, [B, NH, T], then the key mask as floats, [B, T]: the backward
+// recomputes the probabilities, and its signature has no mask (attention.cu).
+size_t attention_saved_size(const AttentionShape& s);
+// Whether linear_act_forward's GeluTanh runs through cuBLASLt's GELU epilogue (on by
+// default; tests/gpu/test_backend_ops.cpp checks the op both ways).
+void set_gelu_epilogue(bool on);
 
 }  // namespace strata::kernels::cuda
