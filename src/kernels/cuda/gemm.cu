@@ -44,7 +44,7 @@ constexpr size_t kWorkspaceBytes = 32u << 20;  // what NVIDIA advises for Hopper
 enum class Epilogue : int { None = 0, Bias = 1, GeluAux = 2, GeluAuxBias = 3 };
 
 struct Key {
-  bool ta, tb;
+  bool ta, tb;  // cuBLAS's operations: ta on its A (our B), tb on its B (our A)
   int m, n, k, lda, ldb, ldc;
   Epilogue epilogue;
   bool tf32;
@@ -125,10 +125,11 @@ Plan make_plan(const Key& key, const float* bias, const float* aux) {
     STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux));
     STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof ld));
   }
-  // Stored shapes: cuBLAS's A is our B (m x k as used), its B our A (k x n as used).
-  STRATA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_32F, key.tb ? key.k : key.m, key.tb ? key.m : key.k,
+  // Stored column-major shapes: cuBLAS's A (our B) is m x k, or k x m when transposed; its
+  // B (our A) is k x n, or n x k. key.ta / key.tb are cuBLAS's operations.
+  STRATA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_32F, key.ta ? key.k : key.m, key.ta ? key.m : key.k,
                                                  key.ldb));
-  STRATA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_32F, key.ta ? key.n : key.k, key.ta ? key.k : key.n,
+  STRATA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_32F, key.tb ? key.n : key.k, key.tb ? key.k : key.n,
                                                  key.lda));
   STRATA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, key.m, key.n, key.ldc));
 
