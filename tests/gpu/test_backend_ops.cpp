@@ -10,6 +10,7 @@
 // --small keeps the small shapes only (compute-sanitizer runs 10-100x slower); --self-test
 // runs both sides on the CPU (checks this harness where there is no GPU: all must pass); a
 // filter runs the cases whose name contains it.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -561,6 +562,107 @@ void helper_cases() {
   }
 }
 
+// The data-movement ops of the `dataops` branch: not in the op list yet (their CPU copies are
+// on that branch), so the GPU's copies (kernels::cuda::) are checked against plain loops here.
+void data_cases() {
+  for (const int rows : {1, 37, 1000}) {
+    const int cols = rows == 1 ? 1 : 129;
+    const bool big = false;
+    const size_t n = static_cast<size_t>(rows) * cols;
+    const auto x = randn(n), dst0 = randn(n + 7 * rows);
+    auto index = randint(rows, -1, rows - 1);
+    const std::string sh = shape({{"rows", rows}, {"cols", cols}});
+    check("fill+copy " + sh, big, [&](Phase& p) {
+      float* a = p.out("fill", n, true);
+      float* b = p.out("copy", n, true);
+      if (p.gpu()) {
+        k::cuda::fill(a, n, 2.5f);
+        k::cuda::copy(p.in(x), b, n);
+      } else {
+        for (size_t i = 0; i < n; ++i) a[i] = 2.5f, b[i] = x[i];
+      }
+    });
+    check("copy_rows ld_src=cols ld_dst=cols+7 " + sh, big, [&](Phase& p) {
+      float* d = p.inout("dst", dst0, true);
+      const float* s = p.in(x);
+      if (p.gpu()) k::cuda::copy_rows(s, cols, d, cols + 7, rows, cols);
+      else
+        for (int r = 0; r < rows; ++r)
+          for (int c = 0; c < cols; ++c) d[static_cast<size_t>(r) * (cols + 7) + c] = s[static_cast<size_t>(r) * cols + c];
+    });
+    // gather: any indices (negative skipped); scatter: distinct non-negative ones (a permutation).
+    std::vector<int32_t> perm(rows);
+    for (int r = 0; r < rows; ++r) perm[r] = (r * 7 + 3) % rows == r && r % 2 ? -1 : (r * 7 + 3) % rows;
+    if (rows % 7 == 0) perm.assign(rows, -1);
+    check("gather_rows+scatter_rows " + sh, big, [&](Phase& p) {
+      float* g = p.inout("gather", std::vector<float>(dst0.begin(), dst0.begin() + n), true);
+      float* sc = p.inout("scatter", std::vector<float>(dst0.begin(), dst0.begin() + n), true);
+      const float* s = p.in(x);
+      if (p.gpu()) {
+        k::cuda::gather_rows(s, p.in(index), g, rows, cols);
+        k::cuda::scatter_rows(s, p.in(perm), sc, rows, cols);
+      } else {
+        for (int r = 0; r < rows; ++r)
+          for (int c = 0; c < cols; ++c) {
+            if (index[r] >= 0) g[static_cast<size_t>(r) * cols + c] = s[static_cast<size_t>(index[r]) * cols + c];
+            if (perm[r] >= 0) sc[static_cast<size_t>(perm[r]) * cols + c] = s[static_cast<size_t>(r) * cols + c];
+          }
+      }
+    });
+    // argmax: ties, NaN in column 0 and elsewhere.
+    std::vector<float> y = x;
+    for (int r = 0; r < rows; ++r) {
+      float* row = y.data() + static_cast<size_t>(r) * cols;
+      if (r % 5 == 1) row[0] = NAN;
+      if (r % 5 == 2 && cols > 3) row[2] = NAN;
+      if (r % 5 == 3 && cols > 9) row[9] = row[3] = 10.0f;
+    }
+    check("argmax_rows " + sh + " (ties, NaN)", big, [&](Phase& p) {
+      int32_t* out = p.in(std::vector<int32_t>(rows, -7));
+      const float* s = p.in(y);
+      if (p.gpu()) k::cuda::argmax_rows(s, rows, cols, out);
+      else
+        for (int r = 0; r < rows; ++r)
+          out[r] = static_cast<int32_t>(std::max_element(s + static_cast<size_t>(r) * cols, s + static_cast<size_t>(r + 1) * cols) -
+                                        (s + static_cast<size_t>(r) * cols));
+      std::vector<int32_t> h(rows);
+      if (p.gpu()) k::copy_bytes(h.data(), Device::cpu(), out, Device::cuda(0), rows * sizeof(int32_t));
+      else std::copy(out, out + rows, h.begin());
+      std::vector<float> as_float(h.begin(), h.end());
+      float* record = p.inout("argmax", as_float, true);  // recorded as an output (exact)
+      (void)record;
+    });
+    check("cast float->double->float " + sh, big, [&](Phase& p) {
+      std::vector<double> d0(n, 0.0);
+      double* d = p.in(d0);
+      float* back = p.out("back", n, true);
+      const float* s = p.in(x);
+      if (p.gpu()) {
+        k::cuda::cast(s, d, n);
+        k::cuda::cast(static_cast<const double*>(d), back, n);
+      } else {
+        for (size_t i = 0; i < n; ++i) d[i] = s[i], back[i] = static_cast<float>(d[i] * 1.0);
+      }
+    });
+  }
+  const int N = 300;
+  auto labels = randint(N, 0, 10);
+  for (int i = 0; i < N; i += 4) labels[i] = -100;
+  const auto mx = randn(N);
+  std::vector<double> sumexp(N), target(N);
+  for (int i = 0; i < N; ++i) sumexp[i] = 1.0 + i * 0.37, target[i] = std::sin(i * 1.0);
+  check("ce_slice_loss N=300", false, [&](Phase& p) {
+    if (p.gpu()) {
+      p.scalar("loss", k::cuda::ce_slice_loss(p.in(labels), p.in(mx), p.in(sumexp), p.in(target), N, 7.0));
+    } else {
+      double total = 0;
+      for (int n = 0; n < N; ++n)
+        if (labels[n] != -100) total += std::log(sumexp[n]) + static_cast<double>(mx[n]) - target[n];
+      p.scalar("loss", total / 7.0);
+    }
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -587,6 +689,7 @@ int main(int argc, char** argv) {
   loss_cases();
   optimizer_cases();
   helper_cases();
+  data_cases();
   std::printf("strata_backend_ops: %d passed, %d failed\n", g_passed, g_failed);
   return g_failed ? 1 : 0;
 }
