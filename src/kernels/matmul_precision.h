@@ -37,6 +37,13 @@ bool native_matmul_available(MatmulPrecision p, std::string* why);
 // "emulated: inputs rounded to bf16, fp32 GEMM", "fp32 GEMM".
 std::string matmul_implementation(MatmulPrecision p, MatmulPath path);
 
+// TF32 for fp32 products on an NVIDIA GPU (HF's `tf32`, torch.backends.cuda.matmul.allow_tf32):
+// off by default, so a GPU's fp32 products are exact fp32 (cuBLASLt's CUBLAS_COMPUTE_32F);
+// on, they round their inputs to TF32 (CUBLAS_COMPUTE_32F_FAST_TF32). Process-wide, set
+// before a run's first product; the CPU ignores it.
+void set_tf32(bool on);
+bool tf32();
+
 // y[i] = x[i] rounded to p (nearest-even; fp16 overflows to inf, underflows to subnormals or
 // zero), in fp32 storage. y may alias x. Fp32: a copy.
 void round_to_precision(MatmulPrecision p, const float* x, float* y, size_t n);

@@ -46,6 +46,7 @@ void synchronize() { no_gpu("synchronize"); }
 #include "kernels/op_list.inc"
 #undef STRATA_OP
 size_t attention_saved_size(const AttentionShape&) { no_gpu("kernels::attention_saved_size"); }
+void set_gelu_epilogue(bool) {}
 
 }  // namespace strata::kernels::cuda
 #endif

@@ -30,6 +30,7 @@ namespace {
 
 std::atomic<MatmulPrecision> g_precision{MatmulPrecision::Fp32};
 std::atomic<MatmulPath> g_path{MatmulPath::Emulated};
+std::atomic<bool> g_tf32{false};  // read by the GPU's products only (kernels/cuda/gemm.cu)
 
 // Rows x cols of src (row stride ld) into dst, packed, each value converted by `cvt`. Threaded
 // over rows where no team runs yet.
@@ -178,6 +179,9 @@ void set_matmul_precision(MatmulPrecision p, MatmulPath path) {
 }
 
 MatmulPrecision matmul_precision() { return g_precision; }
+
+void set_tf32(bool on) { g_tf32 = on; }
+bool tf32() { return g_tf32; }
 MatmulPath matmul_path() { return g_path; }
 
 std::string matmul_implementation(MatmulPrecision p, MatmulPath path) {
