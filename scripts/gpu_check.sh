@@ -115,6 +115,17 @@ if ((usable)); then
     export LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     note "$so from $dir"
   done
+  # cuBLASLt is opened at run time (src/kernels/cuda/cublaslt_api.cuh), so ldd does not list it;
+  # CUDA 13's soname, as the build's toolkit (MANIFEST).
+  if ! ldconfig -p 2>/dev/null | grep -q 'libcublasLt\.so\.13 '; then
+    dir=$(timeout 30 find /usr/local /opt /usr/lib -name 'libcublasLt.so.13' -print -quit 2>/dev/null | xargs -r dirname || true)
+    if [[ -n $dir ]]; then
+      export LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+      note "libcublasLt.so.13 (opened at run time) from $dir"
+    else
+      note "WARNING: no libcublasLt.so.13 here: the GPU's matrix products will fail"
+    fi
+  fi
   if [[ -n $(missing) ]]; then
     note "libraries that do not load (this machine's glibc: $(getconf GNU_LIBC_VERSION); the build needs $(get needs_glibc)):"
     missing | sort -u | head -20 | tee -a "$log/bundle.txt" || true

@@ -16,9 +16,8 @@ PKGS=(patchelf)
 source scripts/apt_packages.sh
 apt_packages >/dev/null
 
-# Release like the main build, with the CUDA backend for Hopper (sm_90; STRATA_CUDA is the
-# switch where CMakeLists.txt has one); no Python module: it is built for Debian's
-# python3.11, that machine has 3.12. Configured every time, so an older cache cannot leave
+# Release like the main build, with the CUDA backend for Hopper (sm_90); no Python module: it
+# is built for Debian's python3.11, that machine has 3.12. Configured every time, so an older cache cannot leave
 # CUDA out unnoticed.
 arch=${STRATA_CUDA_ARCH:-90}
 cmake -S . -B "$build" -G Ninja --no-warn-unused-cli -DCMAKE_BUILD_TYPE=Release -DSTRATA_CUDA=ON \

@@ -72,11 +72,11 @@ int run_info(const InfoOptions& a) {
     std::printf("head           %d labels, problem_type %s\n", cfg.num_labels,
                 cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));
   std::printf("cpu kernels    %s (chosen at run time; STRATA_MAX_CPU_ISA caps it)\n", kernels::kernel_isa());
-  std::printf("cpu            %s\n", kernels::describe_device(kernels::Device::cpu()).c_str());
+  std::printf("device         %s\n", kernels::describe_device(kernels::Device::cpu()).c_str());
   const int gpus = kernels::cuda_device_count();
-  if (gpus == 0) std::printf("gpu            none: %s\n", kernels::cuda_unavailable_reason().c_str());
+  if (gpus == 0) std::printf("device         no GPU: %s\n", kernels::cuda_unavailable_reason().c_str());
   for (int i = 0; i < gpus; ++i)
-    std::printf("gpu            %s\n", kernels::describe_device(kernels::Device::cuda(i)).c_str());
+    std::printf("device         %s\n", kernels::describe_device(kernels::Device::cuda(i)).c_str());
   std::printf("parameters     %zu (%.2fM; %.2fM in embeddings, %.2fM in the rest)\n", n, n / 1e6, embedding / 1e6,
               (n - embedding) / 1e6);
   nn::ActivationPolicy activations;

@@ -11,6 +11,7 @@
 #include "io/file_fingerprint.h"
 #include "io/safetensors.h"
 #include "kernels/gemm_threading.h"
+#include "kernels/matmul_precision.h"
 #include "kernels/ops.h"
 #include "models/pretrained.h"
 #include "models/registry.h"
@@ -152,6 +153,7 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
   // CPU cannot run.
   const kernels::Device device = training_device(a, layout.local_rank);
   kernels::use_device(device);
+  kernels::set_tf32(a.tf32);
   mixed_precision(a);
   if (world.size() > 1) dist::check_same_on_all_ranks(world, fingerprint(a), "configuration or model files");
   std::unique_ptr<Model<float>> model;

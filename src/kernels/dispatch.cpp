@@ -35,10 +35,10 @@ size_t attention_saved_size(const AttentionShape& s) {
   return on_cuda() ? cuda::attention_saved_size(s) : cpu::attention_saved_size(s);
 }
 
-// Two element types, so not in the list; both conversions strata has involve fp64 (CPU only).
+// Two element types, so not in the list.
 template <typename From, typename To>
 void cast(const From* src, To* dst, size_t n) {
-  if (on_cuda()) fp64_on_gpu("cast");
+  if (on_cuda()) return cuda::cast(src, dst, n);
   cpu::cast(src, dst, n);
 }
 template void cast<float, double>(const float*, double*, size_t);

@@ -46,7 +46,8 @@ void synchronize() { no_gpu("synchronize"); }
 #include "kernels/op_list.inc"
 #undef STRATA_OP
 size_t attention_saved_size(const AttentionShape&) { no_gpu("kernels::attention_saved_size"); }
-void set_gelu_epilogue(bool) {}
+void cast(const float*, double*, size_t) { no_gpu("kernels::cast"); }
+void cast(const double*, float*, size_t) { no_gpu("kernels::cast"); }
 
 }  // namespace strata::kernels::cuda
 #endif

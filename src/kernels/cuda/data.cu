@@ -1,8 +1,7 @@
-// Data movement on the GPU: the ops the `dataops` branch adds to kernels/ops.h (fill, copy,
-// copy_rows, gather_rows, scatter_rows, argmax_rows, cast, ce_slice_loss), with its
-// signatures and T = float. Every destination element is written once from one source
-// element, so the results are exact, as on the CPU. Declared in kernels/cuda/cuda_ops.h
-// outside the op list until that branch lands; kernels/op_list.inc then takes them.
+// Data movement on the GPU (kernels/ops.h, "data movement": fill, copy, copy_rows,
+// gather_rows, scatter_rows, argmax_rows, cast) and ce_slice_loss, T = float. Every
+// destination element is written once from one source element, so the results are exact, as
+// on the CPU.
 #include <cmath>
 
 #include "kernels/cuda/common.cuh"

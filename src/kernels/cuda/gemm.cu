@@ -24,6 +24,7 @@
 #include <unordered_map>
 
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/cublaslt_api.cuh"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/matmul_precision.h"
 
@@ -77,7 +78,7 @@ struct Lt {
 Lt& lt() {
   static Lt* state = [] {
     auto* s = new Lt;  // lives for the process: destroying it at exit races the CUDA runtime's teardown
-    STRATA_CUBLAS_CHECK(cublasLtCreate(&s->handle));
+    STRATA_CUBLAS_CHECK(cublaslt_api().Create(&s->handle));
     STRATA_CUDA_CHECK(cudaMalloc(&s->workspace, kWorkspaceBytes));
     return s;
   }();
@@ -103,10 +104,10 @@ Key make_key() {
 Plan make_plan(const Key& key, const float* bias, const float* aux) {
   Plan p;
   const cublasComputeType_t compute = key.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  STRATA_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.desc, compute, CUDA_R_32F));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescCreate(&p.desc, compute, CUDA_R_32F));
   const cublasOperation_t opa = key.ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = key.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
-  STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
   cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
   switch (key.epilogue) {
     case Epilogue::None: break;
@@ -114,39 +115,39 @@ Plan make_plan(const Key& key, const float* bias, const float* aux) {
     case Epilogue::GeluAux: epi = CUBLASLT_EPILOGUE_GELU_AUX; break;
     case Epilogue::GeluAuxBias: epi = CUBLASLT_EPILOGUE_GELU_AUX_BIAS; break;
   }
-  STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
   if (bias) {
     const cudaDataType_t bt = CUDA_R_32F;
-    STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
-    STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
+    STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   }
   if (aux) {
     const int64_t ld = key.m;  // the pre-activation [n rows of ours, m columns], packed
-    STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux));
-    STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof ld));
+    STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux));
+    STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof ld));
   }
   // Stored column-major shapes: cuBLAS's A (our B) is m x k, or k x m when transposed; its
   // B (our A) is k x n, or n x k. key.ta / key.tb are cuBLAS's operations.
-  STRATA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_32F, key.ta ? key.k : key.m, key.ta ? key.m : key.k,
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatrixLayoutCreate(&p.a, CUDA_R_32F, key.ta ? key.k : key.m, key.ta ? key.m : key.k,
                                                  key.ldb));
-  STRATA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_32F, key.tb ? key.n : key.k, key.tb ? key.k : key.n,
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatrixLayoutCreate(&p.b, CUDA_R_32F, key.tb ? key.n : key.k, key.tb ? key.k : key.n,
                                                  key.lda));
-  STRATA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, key.m, key.n, key.ldc));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatrixLayoutCreate(&p.c, CUDA_R_32F, key.m, key.n, key.ldc));
 
   cublasLtMatmulPreference_t pref = nullptr;
-  STRATA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatmulPreferenceCreate(&pref));
   const size_t ws = kWorkspaceBytes;
-  STRATA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
   const uint32_t aa = key.align_b, ab = key.align_a, ac = key.align_c;  // cuBLAS's A is our B
-  STRATA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof aa));
-  STRATA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof ab));
-  STRATA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof ac));
-  STRATA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof ac));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof aa));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof ab));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof ac));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof ac));
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
   const cublasStatus_t st =
-      cublasLtMatmulAlgoGetHeuristic(lt().handle, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &returned);
-  cublasLtMatmulPreferenceDestroy(pref);
+      cublaslt_api().MatmulAlgoGetHeuristic(lt().handle, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &returned);
+  cublaslt_api().MatmulPreferenceDestroy(pref);
   if (st == CUBLAS_STATUS_SUCCESS && returned > 0) {
     p.algo = result.algo;
     p.found = true;
@@ -190,10 +191,10 @@ bool lt_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A,
                              " ldb=" + std::to_string(ldb) + " ldc=" + std::to_string(ldc));
   }
   if (bias)
-    STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   if (aux)
-    STRATA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux));
-  STRATA_CUBLAS_CHECK(cublasLtMatmul(s.handle, p.desc, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
+    STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux));
+  STRATA_CUBLAS_CHECK(cublaslt_api().Matmul(s.handle, p.desc, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
                                      s.workspace, kWorkspaceBytes, stream()));
   return true;
 }
