@@ -74,7 +74,7 @@ const T* EncoderHeads::forward(const ModelConfig& c, nn::Flat<T> f, const T* h, 
       if (f.tp && f.tp->split() && !drop.active) {
         const nn::VocabSlice& v = masked_lm.vocab;
         s.gathered_logits.resize(static_cast<size_t>(N) * c.vocab_size);
-        kernels::fill(s.gathered_logits.data(), s.gathered_logits.size(), T(0));
+        s.gathered_logits.zero();
         kernels::copy_rows(s.masked_lm.logits.data(), v.rows, s.gathered_logits.data() + v.v0, c.vocab_size, N,
                            v.rows);
         nn::tp_sum(f.tp, s.gathered_logits.data(), s.gathered_logits.size());

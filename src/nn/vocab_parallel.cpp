@@ -27,7 +27,7 @@ void vocab_parallel_embedding_forward(const VocabSlice& s, const TensorGroup<T>*
   std::vector<int32_t> rows;
   local_rows(s, ids, N, rows);
   Buffer<T> part(static_cast<size_t>(N) * C);
-  kernels::fill(part.data(), part.size(), T(0));
+  part.zero();
   kernels::gather_rows(table, rows.data(), part.data(), N, C);
   tp->all_reduce_sum(part.data(), part.size());
   kernels::add(out, part.data(), out, part.size());
@@ -49,7 +49,7 @@ double vocab_parallel_cross_entropy(const VocabSlice& s, const TensorGroup<T>* t
   const bool split = tp && tp->split();
   sc.mx.resize(static_cast<size_t>(N));
   sc.sums.resize(2 * static_cast<size_t>(N));
-  kernels::fill(sc.sums.data(), sc.sums.size(), 0.0);
+  sc.sums.zero();
   kernels::ce_slice_row_max(logits, N, s.rows, sc.mx.data());
   if (split) tp->all_reduce_max(sc.mx.data(), sc.mx.size());
   double* sumexp = sc.sums.data();

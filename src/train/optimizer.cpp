@@ -12,10 +12,10 @@ Optimizer<T>::Optimizer(const OptimizerConfig& cfg, const ParamTable& table, siz
   if (cfg.name != "adamw" && cfg.name != "sgd") fail("optimizer '", cfg.name, "' is not supported; expected adamw or sgd");
   begin_ = std::min(begin, end_);
   m_.resize(end_ - begin_);
-  kernels::fill(m_.data(), m_.size(), T(0));
+  m_.zero();
   if (cfg.name == "adamw") {
     v_.resize(end_ - begin_);
-    kernels::fill(v_.data(), v_.size(), T(0));
+    v_.zero();
   }
 }
 

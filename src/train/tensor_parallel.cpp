@@ -67,7 +67,7 @@ std::unique_ptr<Model<float>> gather_whole_model(const Model<float>& local, dist
       continue;
     }
     buf.resize(global_numel(e));
-    kernels::fill(buf.data(), buf.size(), 0.0f);
+    buf.zero();
     put_slice(e, local.tensor_split(), mine, buf.data());
     tensor.reduce_sum(buf.data(), buf.size(), 0, "tensor-parallel slices of a parameter, to save");
     if (root) kernels::copy(buf.data(), dst, buf.size());

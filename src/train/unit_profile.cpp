@@ -142,7 +142,7 @@ UnitProfile profile_units(ModelConfig cfg, int B, int T, int tp, int threads, in
   std::vector<double> fwd[3], bwd[3], optimizer;
   for (int step = 0; step <= repeats; ++step) {
     const nn::DropoutCtx drop{true, mix64(static_cast<uint64_t>(step))};
-    kernels::fill(model->grads().data(), model->grads().size(), 0.0f);
+    model->grads().zero();
     // The collectives of one step are counted (every step makes the same).
     CommCount discard;
     auto count_into = [&](CommCount* part) { now = step == 1 ? part : &discard; };

@@ -35,12 +35,9 @@ inline unsigned elementwise_blocks(size_t n, unsigned threads) {
 // only to later work on the same stream (kernels/cuda/device.cu).
 class Scratch {
  public:
-  explicit Scratch(size_t bytes) : p_(bytes ? alloc(bytes) : nullptr) {
-    if (bytes && !p_) throw_cuda_error("Scratch", "cudaErrorMemoryAllocation", "out of memory for scratch", __FILE__, __LINE__);
-  }
-  ~Scratch() {
-    if (p_) free(p_);
-  }
+  explicit Scratch(size_t bytes)
+      : bytes_(bytes), p_(bytes ? device_alloc(current_device(), bytes) : nullptr) {}
+  ~Scratch() { device_free(current_device(), p_, bytes_); }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   template <typename U>
@@ -49,6 +46,7 @@ class Scratch {
   }
 
  private:
+  size_t bytes_;
   void* p_;
 };
 

@@ -162,7 +162,7 @@ void BartModel<T>::embed(const BartEmbeddingSpec& e, const std::vector<int32_t>&
   for (int n = 0; n < N; ++n) s.position_ids[n] = n % T_ + 2;  // HF's offset
   for (Buffer<T>* b : {&s.sum, &s.out}) b->resize(NC);
   for (Buffer<T>* b : {&s.mean, &s.rstd}) b->resize(N);
-  kernels::fill(s.sum.data(), s.sum.size(), T(0));
+  s.sum.zero();
   kernels::embedding_forward(ids.data(), f.p + shared_, s.sum.data(), N, C);
   if (embed_scale_ != T(1)) kernels::scale(s.sum.data(), NC, embed_scale_);
   kernels::embedding_forward(s.position_ids.data(), f.p + e.positions, s.sum.data(), N, C);
@@ -327,7 +327,7 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
     case Task::SequenceClassification: {
       s.d_pooled.resize(static_cast<size_t>(B) * C);
       nn::classifier_head_backward(classifier_, f, B, 1, drop, s.classifier, s.dlogits.data(), s.d_pooled.data());
-      kernels::fill(s.d_dec.data(), s.d_dec.size(), T(0));
+      s.d_dec.zero();
       kernels::scatter_rows(s.d_pooled.data(), s.pooled_rows.data(), s.d_dec.data(), B, C);
       break;
     }
@@ -343,7 +343,7 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
   const T* enc_out = enc_.empty() ? s.enc_emb.out.data() : s.enc.back().ffn.out.data();
   s.d_enc.resize(NC);
   s.d_enc_next.resize(NC);
-  kernels::fill(s.d_enc.data(), s.d_enc.size(), T(0));
+  s.d_enc.zero();
   for (int i = static_cast<int>(dec_.size()) - 1; i >= 0; --i) {
     auto& sv = s.dec[static_cast<size_t>(i)];
     const T* in = i == 0 ? s.dec_emb.out.data() : s.dec[static_cast<size_t>(i) - 1].ffn.out.data();

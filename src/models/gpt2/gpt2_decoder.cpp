@@ -27,7 +27,7 @@ const T* Gpt2Decoder<T>::append(const int32_t* ids, int n) {
   positions_.resize(static_cast<size_t>(N));
   for (int i = 0; i < N; ++i) positions_[i] = len_ + i % n;
   x_.resize(static_cast<size_t>(N) * C);
-  kernels::fill(x_.data(), x_.size(), T(0));
+  x_.zero();
   kernels::embedding_forward(ids, f.p + m_.wte_, x_.data(), N, C);
   kernels::embedding_forward(positions_.data(), f.p + m_.wpe_, x_.data(), N, C);
 

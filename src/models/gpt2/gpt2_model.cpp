@@ -106,7 +106,7 @@ void Gpt2Model<T>::embed(const Batch& b, const nn::DropoutCtx& drop, Gpt2State<T
   s.position_ids.resize(static_cast<size_t>(N));
   for (int n = 0; n < N; ++n) s.position_ids[n] = n % b.T;
   s.embeddings.resize(static_cast<size_t>(N) * C);
-  kernels::fill(s.embeddings.data(), s.embeddings.size(), T(0));
+  s.embeddings.zero();
   const T* p = this->params_.data();
   nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), b.input_ids.data(), p + wte_, s.embeddings.data(), N,
                                        C);
@@ -135,7 +135,7 @@ const T* Gpt2Model<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
       // (dropout off) does, for the outputs evaluation and prediction read.
       if (split() && !drop.active) {
         s.gathered_logits.resize(static_cast<size_t>(N) * c.vocab_size);
-        kernels::fill(s.gathered_logits.data(), s.gathered_logits.size(), T(0));
+        s.gathered_logits.zero();
         kernels::copy_rows(s.logits.data(), vocab_.rows, s.gathered_logits.data() + vocab_.v0, c.vocab_size, N,
                            vocab_.rows);
         nn::tp_sum(this->tp_group(), s.gathered_logits.data(), s.gathered_logits.size());
@@ -290,7 +290,7 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
       case Task::SequenceClassification: {
         s.d_pooled.resize(static_cast<size_t>(b.B) * C);
         nn::linear_backward(score_, f, s.pooled.data(), s.dlogits.data(), s.d_pooled.data(), b.B);
-        kernels::fill(s.d_final.data(), s.d_final.size(), T(0));
+        s.d_final.zero();
         kernels::scatter_rows(s.d_pooled.data(), s.pooled_rows.data(), s.d_final.data(), b.B, C);
         break;
       }
