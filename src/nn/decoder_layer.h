@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 
+#include "kernels/ops.h"
 #include "nn/block_scratch.h"
 #include "nn/flat.h"
 #include "tensor/buffer.h"
@@ -53,8 +54,11 @@ struct DecoderLayerSaved {
   std::array<Buffer<T>*, 9> for_backward() { return {&mean1, &rstd1, &qkv, &attn, &ctx, &h, &mean2, &rstd2, &pre}; }
   // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
   // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.
+  // Attention's share is what the current device's op saves (kernels::attention_saved_size).
   static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_, size_t tp = 1) {
-    return N * C + 4 * N * C / tp + 4 * N + B * (NH / tp) * T_ * T_ + N * (F / tp);
+    const kernels::AttentionShape attention{static_cast<int>(B), static_cast<int>(T_), static_cast<int>(C / tp),
+                                           static_cast<int>(NH / tp), 0.f, 0, 0};
+    return N * C + 4 * N * C / tp + 4 * N + kernels::attention_saved_size(attention) + N * (F / tp);
   }
 };
 

@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 
+#include "kernels/ops.h"
 #include "nn/block_scratch.h"
 #include "nn/flat.h"
 #include "tensor/buffer.h"
@@ -50,8 +51,11 @@ struct EncoderLayerSaved {
   }
   // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
   // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.
+  // Attention's share is what the current device's op saves (kernels::attention_saved_size).
   static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_, size_t tp = 1) {
-    return 2 * N * C + 4 * N * C / tp + 4 * N + B * (NH / tp) * T_ * T_ + N * (F / tp);
+    const kernels::AttentionShape attention{static_cast<int>(B), static_cast<int>(T_), static_cast<int>(C / tp),
+                                           static_cast<int>(NH / tp), 0.f, 0, 0};
+    return 2 * N * C + 4 * N * C / tp + 4 * N + kernels::attention_saved_size(attention) + N * (F / tp);
   }
 };
 
