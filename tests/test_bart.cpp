@@ -38,7 +38,7 @@ constexpr int kPad = 1, kEos = 2, kStart = 2;
 json tiny_bart_json(Task task, float dropout) {
   json j;
   j["model_type"] = "bart";
-  j["architectures"] = {task == Task::MaskedLM ? "BartForConditionalGeneration"
+  j["architectures"] = {task == Task::Seq2SeqLM ? "BartForConditionalGeneration"
                         : task == Task::SequenceClassification ? "BartForSequenceClassification"
                                                                : "BartModel"};
   j["vocab_size"] = 23;
@@ -70,23 +70,29 @@ ModelConfig tiny_bart(Task task, float dropout) {
 }
 
 // Rows <s> tokens </s> then padding (odd rows a third shorter); real tokens avoid bos, pad and
-// eos, so each row has one eos. Conditional generation: the clean row as labels, -100 on padding,
-// the input corrupted at a few positions.
-Batch make_batch(const ModelConfig& c, int B, int T, uint64_t seed) {
+// eos, so each row has one eos. Conditional generation: with Td == 0 (denoising) the clean row
+// as labels, -100 on padding, the input corrupted at a few positions; else targets of their own,
+// Td long (odd rows shorter, -100 after their </s>).
+Batch make_batch(const ModelConfig& c, int B, int T, uint64_t seed, int Td = 0) {
   std::mt19937_64 rng(seed);
   Batch b;
   b.B = B;
   b.T = T;
+  if (c.task == Task::Seq2SeqLM) b.Td = Td > 0 ? Td : T;
   for (int r = 0; r < B; ++r) {
     const int len = r % 2 ? T - T / 3 : T;
     for (int t = 0; t < T; ++t) {
       const int id = t >= len ? kPad : t == 0 ? 0 : t == len - 1 ? kEos : uniform_int(rng, 3, c.vocab_size);
-      const bool corrupt = c.task == Task::MaskedLM && t > 0 && t < len - 1 && uniform_int(rng, 0, 4) == 0;
+      const bool corrupt = c.task == Task::Seq2SeqLM && t > 0 && t < len - 1 && uniform_int(rng, 0, 4) == 0;
       b.input_ids.push_back(corrupt ? uniform_int(rng, 3, c.vocab_size) : id);
       b.attention_mask.push_back(t < len);
       b.token_type_ids.push_back(0);
-      if (c.task == Task::MaskedLM) b.labels.push_back(t < len ? id : -100);
+      if (c.task == Task::Seq2SeqLM && Td == 0) b.labels.push_back(t < len ? id : -100);
     }
+    const int target_len = r % 2 ? Td - Td / 3 : Td;
+    for (int t = 0; t < Td && c.task == Task::Seq2SeqLM; ++t)
+      b.labels.push_back(t >= target_len ? -100 : t == 0 ? 0 : t == target_len - 1 ? kEos
+                                                                           : uniform_int(rng, 3, c.vocab_size));
   }
   if (c.task == Task::SequenceClassification)
     for (int r = 0; r < B; ++r) b.labels.push_back(uniform_int(rng, 0, c.num_labels));
@@ -113,9 +119,42 @@ TEST_P(BartGradCheck, EveryParameterMatchesCentralDifferencesWithDropout) {
   test::expect_gradients_match_finite_differences_with_dropout(m, b, bart_zero_gradients());
 }
 
-INSTANTIATE_TEST_SUITE_P(Bart, BartGradCheck, testing::Values(Task::MaskedLM, Task::SequenceClassification),
+// Targets of another length than the inputs (summarization's shorter, translation's longer).
+TEST(BartGradCheck, TargetsOfTheirOwnLengthMatchCentralDifferencesWithDropout) {
+  BartModel<double> m(tiny_bart(Task::Seq2SeqLM, 0.1f));
+  init_perturbed(m, 7);
+  for (int Td : {4, 9}) {
+    SCOPED_TRACE(Td);
+    const Batch b = make_batch(m.config(), 3, 7, 11, Td);
+    test::expect_gradients_match_finite_differences_with_dropout(m, b, bart_zero_gradients());
+  }
+}
+
+// decoder_input_ids given explicitly (as generation feeds them) are read instead of the labels
+// shifted right: the shifted labels given as decoder_input_ids give the same logits.
+TEST(BartModel, ExplicitDecoderInputIdsReplaceTheShiftedLabels) {
+  BartModel<double> m(tiny_bart(Task::Seq2SeqLM, 0));
+  init_perturbed(m, 3);
+  const Batch b = make_batch(m.config(), 2, 6, 5, 4);
+  Batch explicit_inputs = b;
+  explicit_inputs.labels.clear();
+  for (int r = 0; r < b.B; ++r)
+    for (int t = 0; t < b.Td; ++t) {
+      const int32_t v = t == 0 ? kStart : b.labels[static_cast<size_t>(r) * b.Td + t - 1];
+      explicit_inputs.decoder_input_ids.push_back(v == -100 ? kPad : v);
+    }
+  const nn::DropoutCtx off{false, 0};
+  auto logits = [&](const Batch& x) {
+    auto st = m.new_state();
+    const double* l = m.forward(x, off, *st);
+    return std::vector<double>(l, l + static_cast<size_t>(x.B) * x.Td * m.config().vocab_size);
+  };
+  EXPECT_EQ(logits(b), logits(explicit_inputs));
+}
+
+INSTANTIATE_TEST_SUITE_P(Bart, BartGradCheck, testing::Values(Task::Seq2SeqLM, Task::SequenceClassification),
                          [](const testing::TestParamInfo<Task>& i) {
-                           return i.param == Task::MaskedLM ? std::string("ConditionalGeneration")
+                           return i.param == Task::Seq2SeqLM ? std::string("ConditionalGeneration")
                                                             : std::string("SequenceClassification");
                          });
 
@@ -123,7 +162,7 @@ INSTANTIATE_TEST_SUITE_P(Bart, BartGradCheck, testing::Values(Task::MaskedLM, Ta
 // t-1, with -100 read as pad_token_id. Seen through the decoder's causality: changing the label
 // at t changes no logit at positions <= t, and a label of -100 acts as the pad token.
 TEST(BartModel, DecoderReadsTheLabelsShiftedRightWithMinus100AsPad) {
-  BartModel<double> m(tiny_bart(Task::MaskedLM, 0));
+  BartModel<double> m(tiny_bart(Task::Seq2SeqLM, 0));
   init_perturbed(m, 3);
   Batch b = make_batch(m.config(), 2, 6, 5);
   const nn::DropoutCtx off{false, 0};
@@ -148,7 +187,7 @@ TEST(BartModel, DecoderReadsTheLabelsShiftedRightWithMinus100AsPad) {
 }
 
 TEST(BartModel, SharedEmbeddingIsTiedAndFinalLogitsBiasIsNeverTrained) {
-  BartModel<double> m(tiny_bart(Task::MaskedLM, 0));
+  BartModel<double> m(tiny_bart(Task::Seq2SeqLM, 0));
   init_perturbed(m, 3);
   const auto& aliases = m.tied_aliases();
   for (const char* n : {"lm_head.weight", "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"})
@@ -189,7 +228,7 @@ TEST(BartModel, LoadsHfCheckpointAndSaveLoadRoundTripIsBitExact) {
 // model is wide enough (d_model 64, 4 x 32 tokens, vocab 500) for products of several tiles.
 TEST(BartModel, TrainingStepIsBitIdenticalForAnyThreadCount) {
   const int saved_threads = kernels::num_threads();
-  json j = tiny_bart_json(Task::MaskedLM, 0.1f);
+  json j = tiny_bart_json(Task::Seq2SeqLM, 0.1f);
   j["d_model"] = 64;
   j["encoder_ffn_dim"] = 256;
   j["decoder_ffn_dim"] = 192;
@@ -231,7 +270,7 @@ TEST(BartBadInput, SequenceClassificationNeedsTheSameNumberOfEosPerRow) {
 }
 
 TEST(BartBadInput, PartialUnitRangesAndCheckpointingAreRefused) {
-  BartModel<double> m(tiny_bart(Task::MaskedLM, 0));
+  BartModel<double> m(tiny_bart(Task::Seq2SeqLM, 0));
   const Batch b = make_batch(m.config(), 2, 6, 5);
   auto st = m.new_state();
   EXPECT_THROW(m.forward(b, nn::DropoutCtx{false, 0}, UnitRange{0, 2}, nullptr, *st), Error);
@@ -241,7 +280,7 @@ TEST(BartBadInput, PartialUnitRangesAndCheckpointingAreRefused) {
 }
 
 TEST(BartBadInput, LayerDropIsRefusedNamingTheFile) {
-  json j = tiny_bart_json(Task::MaskedLM, 0);
+  json j = tiny_bart_json(Task::Seq2SeqLM, 0);
   j["encoder_layerdrop"] = 0.1;
   try {
     parse_model_config(j, "bart/config.json");

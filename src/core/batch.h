@@ -16,7 +16,13 @@ struct Batch {
   // Class ids [B] (sequence classification), or per position [B*T] with -100 = ignored:
   // token ids (masked / causal LM; causal-LM labels are unshifted, the loss shifts them),
   // or tag ids (token classification).
+  // Sequence to sequence (Task::Seq2SeqLM): labels are the targets [B*Td] instead, -100 =
+  // ignored, and the decoder reads them shifted right (HF's shift_tokens_right).
   std::vector<int32_t> labels;
+  // Sequence to sequence: the decoder's length, and its inputs [B*Td] when given explicitly
+  // (generation; HF's decoder_input_ids) instead of derived from the labels. 0 without targets.
+  int Td = 0;
+  std::vector<int32_t> decoder_input_ids;
   std::vector<double> float_labels;     // targets [B*num_labels] (regression, multi-label)
   std::vector<int32_t> start_positions, end_positions;  // [B] answer span (question answering)
   std::vector<int32_t> sentence_order_label;            // [B] ALBERT sentence-order prediction

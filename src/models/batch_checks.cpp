@@ -14,6 +14,28 @@ int max_sequence_length(const ModelConfig& c) {
   return c.max_position_embeddings - c.position_offset;
 }
 
+namespace {
+
+// Sequence to sequence: labels and decoder_input_ids, each absent or [B x Td].
+void check_targets(const ModelConfig& c, const Batch& b, const std::string& src) {
+  if (b.labels.empty() && b.decoder_input_ids.empty()) return;
+  const int max_t = max_sequence_length(c);
+  if (b.Td <= 0) fail(src, ": sequence-to-sequence targets need their length Td (> 0)");
+  if (b.Td > max_t) fail(src, ": target length ", b.Td, " exceeds the decoder's ", max_t, " positions");
+  const size_t n = static_cast<size_t>(b.B) * b.Td;
+  for (const auto& [field, v] : {std::pair{"labels", &b.labels}, std::pair{"decoder_input_ids", &b.decoder_input_ids}}) {
+    if (v->empty()) continue;
+    if (v->size() != n) fail(src, ": ", field, " must be [", b.B, " x ", b.Td, "] (one row per input row)");
+    const bool labels = v == &b.labels;
+    for (size_t i = 0; i < n; ++i)
+      if (!(labels && (*v)[i] == -100) && ((*v)[i] < 0 || (*v)[i] >= c.vocab_size))
+        fail(src, ": ", field, "[", i / b.Td, "][", i % b.Td, "] = ", (*v)[i], " is ", labels ? "neither -100 nor " : "not ",
+             "a token id < ", c.vocab_size);
+  }
+}
+
+}  // namespace
+
 void check_batch(const ModelConfig& c, const Batch& b, const std::string& src) {
   const size_t n = static_cast<size_t>(b.B) * b.T;
   if (b.B <= 0 || b.T <= 0) fail(src, ": empty batch");
@@ -53,6 +75,8 @@ void check_batch(const ModelConfig& c, const Batch& b, const std::string& src) {
       if (b.labels[i] != -100 && (b.labels[i] < 0 || b.labels[i] >= classes))
         fail(src, ": labels[", i / b.T, "][", i % b.T, "] = ", b.labels[i], " is neither -100 nor a ",
              tags ? "tag" : "token", " id < ", classes);
+  } else if (c.task == Task::Seq2SeqLM) {
+    check_targets(c, b, src);
   } else if (c.task == Task::QuestionAnswering) {
     if (b.start_positions.empty() && b.end_positions.empty()) return;
     if (b.start_positions.size() != static_cast<size_t>(b.B) || b.end_positions.size() != static_cast<size_t>(b.B))
@@ -89,7 +113,7 @@ double label_count(const ModelConfig& c, const Batch& b) {
     for (size_t i = 0; i < b.labels.size(); ++i) n += (i % b.T) != 0 && b.labels[i] != -100;
     return n;
   }
-  if (per_token_labels(c.task) || resolve_problem_type(c, b) == ProblemType::SingleLabel) {
+  if (per_token_labels(c.task) || c.task == Task::Seq2SeqLM || resolve_problem_type(c, b) == ProblemType::SingleLabel) {
     double n = 0;
     for (int32_t l : b.labels) n += l != -100;
     return n;

@@ -76,12 +76,12 @@ std::vector<int32_t> int_list(const nlohmann::json& j, const char* key, const st
 Batch read_batch_json(const std::string& path, const ModelConfig& cfg) {
   const nlohmann::json j = io::read_json_file(path);
   if (!j.is_object()) fail(path, ": expected a JSON object with input_ids, attention_mask, ...");
-  static const char* const kKeys[] = {"input_ids",       "attention_mask", "token_type_ids",      "labels",
-                                      "start_positions", "end_positions",  "sentence_order_label"};
+  static const char* const kKeys[] = {"input_ids",       "attention_mask", "token_type_ids",       "labels",
+                                      "start_positions", "end_positions",  "sentence_order_label", "decoder_input_ids"};
   for (const auto& [k, v] : j.items())
     if (std::find(std::begin(kKeys), std::end(kKeys), k) == std::end(kKeys))
       fail(path, ": unknown key '", k, "' (expected input_ids, attention_mask, token_type_ids, labels, "
-           "start_positions, end_positions, sentence_order_label)");
+           "start_positions, end_positions, sentence_order_label, decoder_input_ids)");
   if (!j.contains("input_ids")) fail(path, ": 'input_ids' is missing");
   Batch b;
   b.input_ids = int_matrix(j["input_ids"], "input_ids", path, &b.B, &b.T);
@@ -94,6 +94,10 @@ Batch read_batch_json(const std::string& path, const ModelConfig& cfg) {
     const auto& l = j["labels"];
     if (per_token_labels(cfg.task)) {
       b.labels = same_shape(l, "labels", path, b.B, b.T);
+    } else if (cfg.task == Task::Seq2SeqLM) {
+      int rows = 0;
+      b.labels = int_matrix(l, "labels", path, &rows, &b.Td);
+      if (rows != b.B) fail(path, ": 'labels' has ", rows, " rows but input_ids has ", b.B);
     } else {
       const bool nested = l.is_array() && !l.empty() && l[0].is_array();
       const bool floats = cfg.problem_type == ProblemType::Regression ||
@@ -109,6 +113,15 @@ Batch read_batch_json(const std::string& path, const ModelConfig& cfg) {
         }
       }
     }
+  }
+  if (j.contains("decoder_input_ids")) {
+    if (cfg.task != Task::Seq2SeqLM) fail(path, ": 'decoder_input_ids' is for sequence-to-sequence models");
+    int rows = 0, cols = 0;
+    b.decoder_input_ids = int_matrix(j["decoder_input_ids"], "decoder_input_ids", path, &rows, &cols);
+    if (rows != b.B || (b.Td > 0 && cols != b.Td))
+      fail(path, ": 'decoder_input_ids' is [", rows, " x ", cols, "] but must be [", b.B, " x ", b.Td > 0 ? b.Td : cols,
+           "] (as labels)");
+    b.Td = cols;
   }
   b.start_positions = int_list(j, "start_positions", path, b.B);
   b.end_positions = int_list(j, "end_positions", path, b.B);

@@ -14,7 +14,7 @@ namespace {
 
 constexpr Task kAllTasks[] = {Task::Base,      Task::SequenceClassification, Task::MaskedLM,
                               Task::CausalLM,  Task::QuestionAnswering,      Task::TokenClassification,
-                              Task::PreTraining};
+                              Task::PreTraining, Task::Seq2SeqLM};
 
 Task task_from_architectures(const nlohmann::json& j, const Architecture& a, const std::string& src) {
   auto it = j.find("architectures");
@@ -67,6 +67,7 @@ const char* task_name(Task t) {
     case Task::QuestionAnswering: return "question-answering";
     case Task::TokenClassification: return "token-classification";
     case Task::PreTraining: return "pretraining";
+    case Task::Seq2SeqLM: return "seq2seq-lm";
   }
   return "";
 }
@@ -74,6 +75,8 @@ const char* task_name(Task t) {
 bool per_token_labels(Task t) {
   return t == Task::MaskedLM || t == Task::CausalLM || t == Task::TokenClassification || t == Task::PreTraining;
 }
+
+bool vocab_logits(Task t) { return t == Task::MaskedLM || t == Task::CausalLM || t == Task::Seq2SeqLM; }
 
 bool parse_task(const std::string& s, Task* out) {
   for (Task t : kAllTasks)

@@ -22,7 +22,8 @@ enum class Task {
   CausalLM,
   QuestionAnswering,
   TokenClassification,
-  PreTraining  // ALBERT: masked LM + sentence-order prediction
+  PreTraining,  // ALBERT: masked LM + sentence-order prediction
+  Seq2SeqLM     // encoder-decoder language modelling (HF's AutoModelForSeq2SeqLM)
 };
 
 struct ModelConfig {
@@ -78,5 +79,7 @@ const char* task_name(Task t);
 bool parse_task(const std::string& s, Task* out);
 // Whether the task's labels are one per position ([B*T]) rather than one per sequence.
 bool per_token_labels(Task t);
+// Whether the head's outputs are logits over the vocabulary, one row per (decoder) position.
+bool vocab_logits(Task t);
 
 }  // namespace strata

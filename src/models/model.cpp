@@ -127,7 +127,7 @@ nn::ActivationFootprint Model<T>::activation_values(int B, int T_, const nn::Act
 
 template <typename T>
 size_t Model<T>::gathered_output_values(int B, int T_) const {
-  const bool lm = cfg_.task == Task::CausalLM || cfg_.task == Task::MaskedLM;
+  const bool lm = vocab_logits(cfg_.task);
   return tensor_split().degree > 1 && lm ? static_cast<size_t>(B) * T_ * cfg_.vocab_size : 0;
 }
 

@@ -32,6 +32,8 @@ std::vector<Batch> split_rows(const Batch& b, int parts) {
     m.attention_mask = rows_of(b.attention_mask, b.B, r0, r1, "attention_mask");
     m.token_type_ids = rows_of(b.token_type_ids, b.B, r0, r1, "token_type_ids");
     m.labels = rows_of(b.labels, b.B, r0, r1, "labels");
+    m.Td = b.Td;
+    m.decoder_input_ids = rows_of(b.decoder_input_ids, b.B, r0, r1, "decoder_input_ids");
     m.float_labels = rows_of(b.float_labels, b.B, r0, r1, "float_labels");
     m.start_positions = rows_of(b.start_positions, b.B, r0, r1, "start_positions");
     m.end_positions = rows_of(b.end_positions, b.B, r0, r1, "end_positions");

@@ -60,7 +60,7 @@ size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size
   // Each product's two operands: the FFN's (x W2 backward reads dy [N, C] with h [N, F] or
   // W2 [C, F]; W1's reads dh [N, F] with W1 [F, C] or x), the QKV projection's, the LM head's.
   size_t largest = std::max(N * F + std::max(F * C, N * C), N * QKV + std::max(QKV * C, N * C));
-  if (c.task == Task::MaskedLM || c.task == Task::CausalLM) {
+  if (vocab_logits(c.task)) {
     const size_t V = static_cast<size_t>(c.vocab_size) / d, E = static_cast<size_t>(c.embedding_size > 0 ? c.embedding_size : c.hidden_size);
     largest = std::max(largest, N * V + std::max(V * E, N * E));
   }

@@ -50,6 +50,10 @@ Batch synthetic_batch(const ModelConfig& c, int B, int T) {
       }
       break;
     case Task::CausalLM: b.labels = b.input_ids; break;
+    case Task::Seq2SeqLM:  // targets as long as the inputs
+      b.Td = T;
+      b.labels = b.input_ids;
+      break;
     case Task::MaskedLM:
     case Task::PreTraining:
       // 15% of the positions masked, as the data collator does.

@@ -1,7 +1,7 @@
-// model_type bart. BartForConditionalGeneration is strata's masked-LM task for bart, as it is
-// HF's (AutoModelForMaskedLM maps bart to it): the labels are the clean text, one per input
-// position, and the decoder reads them shifted right. Sequence-to-sequence batches whose
-// targets differ in length from the inputs are not a strata task yet (docs/models.md).
+// model_type bart. BartForConditionalGeneration is strata's sequence-to-sequence task for bart
+// (HF's AutoModelForSeq2SeqLM): labels are the targets, of their own length, and the decoder
+// reads them shifted right. Denoising (HF's AutoModelForMaskedLM also maps bart to it) is the
+// same task with the clean text as the targets.
 #include "models/bart/bart_architecture.h"
 
 #include "models/bart/bart_config.h"
@@ -42,7 +42,7 @@ const Architecture kBartArchitecture{"bart",
                                      "Bart",
                                      "model.",
                                      {{Task::Base, "Model"},
-                                      {Task::MaskedLM, "ForConditionalGeneration"},
+                                      {Task::Seq2SeqLM, "ForConditionalGeneration"},
                                       {Task::SequenceClassification, "ForSequenceClassification"}},
                                      parse_bart,
                                      make_bart<float>,

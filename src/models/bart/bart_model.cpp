@@ -102,7 +102,7 @@ void BartModel<T>::build() {
   using Init = typename Model<T>::Init;
   switch (c.task) {
     case Task::Base: break;
-    case Task::MaskedLM:
+    case Task::Seq2SeqLM:
       final_logits_bias_ = this->add_param("final_logits_bias", {1, c.vocab_size}, /*no_decay=*/true, Init::Zero);
       // HF's checkpoints hold model.shared.weight; the per-stack and lm_head names are tied to it
       this->aliases_ = {{"lm_head.weight", base + "shared.weight"},
@@ -119,11 +119,11 @@ void BartModel<T>::build() {
       break;
     default: fail(c.model_type, ": no ", task_name(c.task), " head");
   }
-  if (c.task != Task::MaskedLM)
+  if (c.task != Task::Seq2SeqLM)
     this->aliases_ = {{base + "encoder.embed_tokens.weight", base + "shared.weight"},
                       {base + "decoder.embed_tokens.weight", base + "shared.weight"}};
   close_unit();
-  if (c.task == Task::MaskedLM) unit_params_.back().push_back(0);  // the tied LM head
+  if (c.task == Task::Seq2SeqLM) unit_params_.back().push_back(0);  // the tied LM head
 }
 
 template <typename T>
@@ -135,16 +135,22 @@ std::unique_ptr<ModelState> BartModel<T>::make_state(const nn::ActivationPolicy&
 }
 
 template <typename T>
-std::vector<int32_t> BartModel<T>::decoder_inputs(const Batch& b) const {
+std::vector<int32_t> BartModel<T>::decoder_inputs(const Batch& b, int* Td) const {
   const ModelConfig& c = this->cfg_;
+  const bool seq2seq = c.task == Task::Seq2SeqLM;
+  if (seq2seq && !b.decoder_input_ids.empty()) {
+    *Td = b.Td;
+    return b.decoder_input_ids;
+  }
   // ForConditionalGeneration reads its labels shifted; without labels (and always for the other
   // heads) BartModel shifts input_ids
-  const bool from_labels = c.task == Task::MaskedLM && !b.labels.empty();
+  const bool from_labels = seq2seq && !b.labels.empty();
   const std::vector<int32_t>& src = from_labels ? b.labels : b.input_ids;
-  std::vector<int32_t> out(static_cast<size_t>(b.B) * b.T);
+  *Td = from_labels ? b.Td : b.T;
+  std::vector<int32_t> out(static_cast<size_t>(b.B) * *Td);
   for (int r = 0; r < b.B; ++r)
-    for (int t = 0; t < b.T; ++t) {
-      const size_t i = static_cast<size_t>(r) * b.T + t;
+    for (int t = 0; t < *Td; ++t) {
+      const size_t i = static_cast<size_t>(r) * *Td + t;
       const int32_t v = t == 0 ? bart_.decoder_start_token_id : src[i - 1];
       out[i] = v == -100 ? c.pad_token_id : v;
     }
@@ -190,7 +196,7 @@ const T* BartModel<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
   const int N = b.B * s.Td, C = c.hidden_size;
   switch (c.task) {
     case Task::Base: return h;
-    case Task::MaskedLM: {
+    case Task::Seq2SeqLM: {
       s.logits.resize(static_cast<size_t>(N) * c.vocab_size);
       const nn::LinearSpec lm{shared_, final_logits_bias_, C, c.vocab_size};
       nn::linear_forward(lm, f, h, s.logits.data(), N);
@@ -233,7 +239,6 @@ const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
   auto& s = static_cast<BartState<T>&>(state);
   const nn::Flat<T> f = this->flat_for_forward();
   const int B = b.B, T_ = b.T, N = B * T_;
-  s.Td = T_;
   const int32_t* mask = b.attention_mask.data();
   s.enc.resize(enc_.size());
   s.dec.resize(dec_.size());
@@ -247,7 +252,8 @@ const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
   }
   const T* enc_out = x;
 
-  embed(dec_emb_, decoder_inputs(b), B, s.Td, drop, s.dec_emb);
+  const std::vector<int32_t> dec_ids = decoder_inputs(b, &s.Td);
+  embed(dec_emb_, dec_ids, B, s.Td, drop, s.dec_emb);
   const int Nd = B * s.Td;
   x = s.dec_emb.out.data();
   for (size_t i = 0; i < dec_.size(); ++i) {
@@ -277,9 +283,10 @@ LossResult BartModel<T>::loss(const Batch& b, ModelState& state, double norm) co
     fail("a ", c.architecture(), " has no task head, so it has no loss; use a model with a task head");
   if (norm <= 0) norm = std::max(1.0, label_count(c, b));
   switch (c.task) {
-    case Task::MaskedLM: {
+    case Task::Seq2SeqLM: {
       const int N = b.B * s.Td;
-      if (b.labels.size() != static_cast<size_t>(N)) fail(c.architecture(), " loss: the batch needs one label per position");
+      if (b.labels.size() != static_cast<size_t>(N))
+        fail(c.architecture(), " loss: the batch needs labels [", b.B, " x ", s.Td, "] (the decoder's length)");
       // labels are not shifted for the loss: decoder position t predicts labels[t]
       s.dlogits.resize(static_cast<size_t>(N) * c.vocab_size);
       return {kernels::cross_entropy(s.logits.data(), b.labels.data(), s.dlogits.data(), N, c.vocab_size, norm), norm};
@@ -296,7 +303,7 @@ std::vector<HeadOutput<T>> BartModel<T>::head_outputs(const Batch& b, const Mode
   const auto& s = static_cast<const BartState<T>&>(state);
   const ModelConfig& c = this->cfg_;
   switch (c.task) {
-    case Task::MaskedLM: return {{"logits", {b.B, s.Td, c.vocab_size}, s.logits.data()}};
+    case Task::Seq2SeqLM: return {{"logits", {b.B, s.Td, c.vocab_size}, s.logits.data()}};
     case Task::SequenceClassification: return {{"logits", {b.B, c.num_labels}, s.classifier.logits.data()}};
     default: return {};
   }
@@ -318,7 +325,7 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
   s.d_dec_next.resize(NdC);
   const T* dec_out = dec_.empty() ? s.dec_emb.out.data() : s.dec.back().ffn.out.data();
   switch (c.task) {
-    case Task::MaskedLM: {
+    case Task::Seq2SeqLM: {
       // the bias is HF's final_logits_bias buffer: no gradient
       const nn::LinearSpec lm{shared_, nn::LinearSpec::kNoBias, C, c.vocab_size};
       nn::linear_backward(lm, f, dec_out, s.dlogits.data(), s.d_dec.data(), Nd);
@@ -379,7 +386,7 @@ typename Model<T>::ActivationTerms BartModel<T>::activation_terms(int B, int T_)
   // both stacks' embeddings (LN input and output, statistics) and the head
   size_t outside = 2 * (2 * N * C + 2 * N);
   switch (c.task) {
-    case Task::MaskedLM: outside += N * static_cast<size_t>(c.vocab_size); break;
+    case Task::Seq2SeqLM: outside += N * static_cast<size_t>(c.vocab_size); break;
     case Task::SequenceClassification: outside += static_cast<size_t>(B) * (4 * C + c.num_labels); break;
     default: break;
   }
@@ -408,7 +415,7 @@ template <typename T>
 size_t BartModel<T>::loss_values(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
   switch (c.task) {
-    case Task::MaskedLM: return static_cast<size_t>(B) * T_ * c.vocab_size;
+    case Task::Seq2SeqLM: return static_cast<size_t>(B) * T_ * c.vocab_size;
     case Task::SequenceClassification: return static_cast<size_t>(B) * c.num_labels;
     default: return 0;
   }

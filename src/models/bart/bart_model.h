@@ -59,7 +59,7 @@ struct BartState : ModelState {
   };
   std::vector<Enc> enc;
   std::vector<Dec> dec;
-  int Td = 0;                     // decoder length (= T: labels are one per input position)
+  int Td = 0;                     // decoder length (the targets', or T when the decoder reads input_ids)
   std::vector<int32_t> pooled_rows;  // sequence classification: row r * Td + the position of r's last eos
   Buffer<T> pooled;               // [B, C]
   nn::ClassifierHeadSaved<T> classifier;
@@ -94,8 +94,10 @@ class BartModel final : public Model<T> {
   nn::AttentionSublayerSpec add_attention(const std::string& p, const std::string& ln, int heads, bool causal,
                                           uint64_t stream);
   nn::FfnSublayerSpec add_ffn(const std::string& p, int F, uint64_t stream);
-  // HF's shift_tokens_right: decoder_start_token_id, then the row shifted, -100 -> pad.
-  std::vector<int32_t> decoder_inputs(const Batch& b) const;
+  // The decoder's input ids and length Td: decoder_input_ids when the batch has them, else HF's
+  // shift_tokens_right of the labels (ForConditionalGeneration) or of input_ids (the other
+  // heads, and no labels): decoder_start_token_id, then the row shifted, -100 -> pad.
+  std::vector<int32_t> decoder_inputs(const Batch& b, int* Td) const;
   void embed(const BartEmbeddingSpec& e, const std::vector<int32_t>& ids, int B, int T_, const nn::DropoutCtx& drop,
              BartEmbeddingSaved<T>& s) const;
   void embed_backward(const BartEmbeddingSpec& e, nn::Flat<T> f, int B, int T_, const nn::DropoutCtx& drop,
