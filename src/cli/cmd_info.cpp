@@ -1,5 +1,6 @@
 // `strata info DIR`: what a model directory holds and what training it will cost.
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <optional>
 
@@ -65,9 +66,12 @@ int run_info(const InfoOptions& a) {
 
   std::printf("model          %s\n", dir.c_str());
   std::printf("architecture   %s (model_type %s)\n", cfg.architecture().c_str(), cfg.model_type.c_str());
-  std::printf("shape          %d layers, hidden %d, %d heads, FFN %d, vocab %d, %d positions, act %s\n",
+  // INT_MAX: relative positions (T5), no table to run out of
+  const std::string positions =
+      cfg.max_position_embeddings == INT_MAX ? "relative" : std::to_string(cfg.max_position_embeddings);
+  std::printf("shape          %d layers, hidden %d, %d heads, FFN %d, vocab %d, %s positions, act %s\n",
               cfg.num_layers, cfg.hidden_size, cfg.num_heads, cfg.intermediate_size, cfg.vocab_size,
-              cfg.max_position_embeddings, cfg.hidden_act.c_str());
+              positions.c_str(), cfg.hidden_act.c_str());
   if (cfg.task == Task::SequenceClassification)
     std::printf("head           %d labels, problem_type %s\n", cfg.num_labels,
                 cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));

@@ -18,19 +18,19 @@ T score_scale(const AttentionSublayerSpec& s) {
 
 // probs = softmax(scale * q k^T + pos_bias) per (row, head), masked; ctx = dropout(probs) v.
 // `pd` receives the dropped-out probabilities (the dropout mask indexes the whole
-// [B, NH, Tq, Tk] array, so each head draws its own mask). C here is the attention's inner width.
+// [B, NH, Tq, Tk] array, so each head draws its own mask). I is the attention's inner width.
 template <typename T>
 void attention_core_forward(const AttentionSublayerSpec& s, const T* q, const T* k, const T* v, const int32_t* mask,
                             const T* pos_bias, int B, int Tq, int Tk, const DropoutCtx& drop, T* probs, T* pd,
                             T* ctx) {
-  const int C = s.q.out, NH = s.num_heads, HS = C / NH;
+  const int I = s.q.out, NH = s.num_heads, HS = I / NH;
   const T scale = score_scale<T>(s);
   const size_t block = static_cast<size_t>(Tq) * Tk;
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
       T* S = probs + (static_cast<size_t>(b) * NH + h) * block;
-      kernels::gemm<T>(false, true, Tq, Tk, HS, scale, q + static_cast<size_t>(b) * Tq * C + h * HS, C,
-                       k + static_cast<size_t>(b) * Tk * C + h * HS, C, T(0), S, Tk);
+      kernels::gemm<T>(false, true, Tq, Tk, HS, scale, q + static_cast<size_t>(b) * Tq * I + h * HS, I,
+                       k + static_cast<size_t>(b) * Tk * I + h * HS, I, T(0), S, Tk);
       for (int i = 0; i < Tq; ++i) {
         T* row = S + static_cast<size_t>(i) * Tk;
         if (pos_bias)
@@ -59,8 +59,8 @@ void attention_core_forward(const AttentionSublayerSpec& s, const T* q, const T*
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h)
       kernels::gemm<T>(false, false, Tq, HS, Tk, T(1), pd + (static_cast<size_t>(b) * NH + h) * block, Tk,
-                       v + static_cast<size_t>(b) * Tk * C + h * HS, C, T(0),
-                       ctx + static_cast<size_t>(b) * Tq * C + h * HS, C);
+                       v + static_cast<size_t>(b) * Tk * I + h * HS, I, T(0),
+                       ctx + static_cast<size_t>(b) * Tq * I + h * HS, I);
 }
 }  // namespace
 
