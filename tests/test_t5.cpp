@@ -102,15 +102,13 @@ std::vector<double> logits_of(const T5Model<double>& m, const Batch& b) {
 
 class T5GradCheck : public testing::TestWithParam<Variant> {};
 
-// Targets shorter and longer than the inputs (summarization's, translation's).
+// Targets shorter than the inputs for the original T5 (summarization's), longer for v1.1
+// (translation's): 7 input tokens, 5 or 9 targets.
 TEST_P(T5GradCheck, EveryParameterMatchesCentralDifferencesWithDropout) {
   T5Model<double> m(tiny_t5(GetParam(), 0.1f));
   init_perturbed(m, 7);
-  for (int Td : {5, 9}) {
-    SCOPED_TRACE(Td);
-    const Batch b = make_batch(m.config(), 3, 7, Td, 11);
-    test::expect_gradients_match_finite_differences_with_dropout(m, b);
-  }
+  const Batch b = make_batch(m.config(), 3, 7, GetParam() == Variant::Original ? 5 : 9, 11);
+  test::expect_gradients_match_finite_differences_with_dropout(m, b);
 }
 
 INSTANTIATE_TEST_SUITE_P(T5, T5GradCheck, testing::Values(Variant::Original, Variant::V1_1),
