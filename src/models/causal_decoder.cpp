@@ -9,11 +9,13 @@ namespace strata {
 
 namespace {
 
-// Keeps every row's ids and runs Model::infer over all of them at each step.
+// Keeps every row's ids and runs Model::infer over all of them at each step. With a source
+// (an encoder-decoder), every row reads it through the encoder and the ids are the decoder's.
 template <typename T>
 class RecomputeDecoder final : public CausalDecoder<T> {
  public:
-  explicit RecomputeDecoder(const Model<T>& m) : m_(m), state_(m.new_state()) {}
+  explicit RecomputeDecoder(const Model<T>& m, std::vector<int32_t> source = {})
+      : m_(m), state_(m.new_state()), source_(std::move(source)) {}
 
   void reset(int B, int capacity) override {
     STRATA_CHECK(B > 0 && capacity > 0 && capacity <= m_.config().max_position_embeddings,
@@ -29,14 +31,21 @@ class RecomputeDecoder final : public CausalDecoder<T> {
     for (int b = 0; b < B; ++b) rows_[b].insert(rows_[b].end(), ids + static_cast<size_t>(b) * n, ids + (b + 1) * n);
     Batch batch;
     batch.B = B;
-    batch.T = length();
-    for (const auto& r : rows_) batch.input_ids.insert(batch.input_ids.end(), r.begin(), r.end());
+    std::vector<int32_t>& ids_in = source_.empty() ? batch.input_ids : batch.decoder_input_ids;
+    for (const auto& r : rows_) ids_in.insert(ids_in.end(), r.begin(), r.end());
+    if (source_.empty()) {
+      batch.T = length();
+    } else {
+      batch.T = static_cast<int>(source_.size());
+      batch.Td = length();
+      for (int b = 0; b < B; ++b) batch.input_ids.insert(batch.input_ids.end(), source_.begin(), source_.end());
+    }
     batch.attention_mask.assign(batch.input_ids.size(), 1);
     batch.token_type_ids.assign(batch.input_ids.size(), 0);
-    const T* all = m_.infer(batch, *state_);  // [B*T, V]
+    const T* all = m_.infer(batch, *state_);  // [B*L, V], L the decoded length
+    const size_t L = static_cast<size_t>(length());
     logits_.resize(static_cast<size_t>(B) * V);
-    kernels::copy_rows(all + static_cast<size_t>(batch.T - 1) * V, static_cast<size_t>(batch.T) * V, logits_.data(), V,
-                       B, V);  // each row's last position
+    kernels::copy_rows(all + (L - 1) * V, L * V, logits_.data(), V, B, V);  // each row's last position
     return logits_.data();
   }
 
@@ -45,6 +54,7 @@ class RecomputeDecoder final : public CausalDecoder<T> {
  private:
   const Model<T>& m_;
   std::unique_ptr<ModelState> state_;
+  std::vector<int32_t> source_;  // empty: a decoder-only model
   std::vector<std::vector<int32_t>> rows_;
   int capacity_ = 0;
   Buffer<T> logits_;
@@ -70,7 +80,17 @@ std::unique_ptr<CausalDecoder<T>> make_causal_decoder(const Model<T>& model, boo
   return std::make_unique<RecomputeDecoder<T>>(model);
 }
 
+template <typename T>
+std::unique_ptr<CausalDecoder<T>> make_seq2seq_decoder(const Model<T>& model, std::vector<int32_t> source) {
+  const ModelConfig& c = model.config();
+  STRATA_CHECK(c.task == Task::Seq2SeqLM, "a ", c.architecture(), " is not a sequence-to-sequence model");
+  STRATA_CHECK(!source.empty(), "make_seq2seq_decoder: the source is empty");
+  return std::make_unique<RecomputeDecoder<T>>(model, std::move(source));
+}
+
 template std::unique_ptr<CausalDecoder<float>> make_causal_decoder(const Model<float>&, bool);
+template std::unique_ptr<CausalDecoder<float>> make_seq2seq_decoder(const Model<float>&, std::vector<int32_t>);
+template std::unique_ptr<CausalDecoder<double>> make_seq2seq_decoder(const Model<double>&, std::vector<int32_t>);
 template std::unique_ptr<CausalDecoder<double>> make_causal_decoder(const Model<double>&, bool);
 
 }  // namespace strata

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "models/model.h"
 
@@ -29,6 +30,12 @@ class CausalDecoder {
 // use_cache and the architecture has one, else the recompute decoder.
 template <typename T>
 std::unique_ptr<CausalDecoder<T>> make_causal_decoder(const Model<T>& model, bool use_cache);
+
+// A decoder over an encoder-decoder `model` (Task::Seq2SeqLM) for one source sequence (its
+// token ids, unpadded): every row reads the source through the encoder and decodes its own
+// ids. The caller feeds decoder_start_token_id first. Recomputes the prefix at every step.
+template <typename T>
+std::unique_ptr<CausalDecoder<T>> make_seq2seq_decoder(const Model<T>& model, std::vector<int32_t> source);
 
 // Checks a decoder's input: positions against the capacity, ids against the vocabulary.
 // `who` names the decoder in the message.
