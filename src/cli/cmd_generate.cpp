@@ -27,8 +27,9 @@ namespace {
 struct GenerateOptions {
   std::string dir;
   std::optional<std::string> prompt, prompt_file, tokenizer;
-  std::optional<int> max_new_tokens, top_k, num_return_sequences;
-  std::optional<double> temperature, top_p;
+  std::optional<int> max_new_tokens, top_k, num_return_sequences, num_beams, no_repeat_ngram_size;
+  std::optional<double> temperature, top_p, length_penalty, repetition_penalty;
+  std::optional<std::string> early_stopping;
   std::optional<long long> seed;
   // Flags: given (count() > 0) they override generation_config.json's do_sample / use_cache.
   bool do_sample = false, use_cache = true;
@@ -76,6 +77,12 @@ gen::GenerationConfig generation_config(const GenerateOptions& a, const std::str
   g.top_k = a.top_k.value_or(g.top_k);
   g.top_p = a.top_p.value_or(g.top_p);
   g.num_return_sequences = a.num_return_sequences.value_or(g.num_return_sequences);
+  g.num_beams = a.num_beams.value_or(g.num_beams);
+  g.length_penalty = a.length_penalty.value_or(g.length_penalty);
+  if (a.early_stopping)
+    g.early_stopping = gen::parse_early_stopping(*a.early_stopping, "strata generate: --early-stopping: ");
+  g.no_repeat_ngram_size = a.no_repeat_ngram_size.value_or(g.no_repeat_ngram_size);
+  g.repetition_penalty = a.repetition_penalty.value_or(g.repetition_penalty);
   if (a.use_cache_flag->count()) g.use_cache = a.use_cache;
   const long long seed = a.seed.value_or(static_cast<long long>(g.seed));
   if (seed < 0) fail("strata generate: --seed must be a non-negative integer, got ", seed);
@@ -84,6 +91,10 @@ gen::GenerationConfig generation_config(const GenerateOptions& a, const std::str
   if (!g.do_sample && (a.temperature || a.top_k || a.top_p))
     std::fprintf(stderr, "strata generate: warning: --temperature, --top-k and --top-p only apply with --do-sample; "
                          "decoding greedily\n");
+  // HF's validate warns the same way when both are set by the caller (not by generation_config.json).
+  if (g.num_beams == 1 && (a.length_penalty || a.early_stopping))
+    std::fprintf(stderr, "strata generate: warning: --length-penalty and --early-stopping only apply with --num-beams "
+                         "> 1; there is one beam\n");
   return g;
 }
 
@@ -152,7 +163,7 @@ int run_generate(const GenerateOptions& a) {
   for (size_t i = 0; i < prompts.size(); ++i) {
     const std::vector<gen::Generated> out =
         gen::generate(*decoder, ids[i], g, cfg.vocab_size, cfg.max_position_embeddings, i);
-    nlohmann::json seqs = nlohmann::json::array();
+    nlohmann::json seqs = nlohmann::json::array(), scores = nlohmann::json::array();
     for (size_t j = 0; j < out.size(); ++j) {
       new_tokens += out[j].ids.size();
       const std::string text = completion_text(tk, ids[i], out[j].ids);
@@ -160,22 +171,26 @@ int run_generate(const GenerateOptions& a) {
         seqs.push_back({{"generated_ids", out[j].ids},
                         {"completion", text},
                         {"finish_reason", gen::finish_reason_name(out[j].finish)}});
+        if (out[j].score) scores.push_back(*out[j].score);
       } else {
         if (headers) std::printf("=== prompt %zu, sequence %zu ===\n", i + 1, j + 1);
         std::printf("%s%s\n", prompts[i].c_str(), text.c_str());
       }
     }
     if (json) {
-      const nlohmann::json line = {{"prompt", prompts[i]}, {"prompt_ids", ids[i]}, {"sequences", seqs}};
+      nlohmann::json line = {{"prompt", prompts[i]}, {"prompt_ids", ids[i]}, {"sequences", seqs}};
+      if (!scores.empty()) line["sequences_scores"] = scores;  // beam search's, as HF's output names them
       // Decoded bytes may end inside a UTF-8 character: replaced (U+FFFD), not an error.
       std::printf("%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     }
     std::fflush(stdout);
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "strata generate: %zu new tokens for %zu prompt(s) in %.3f s, %.1f tokens/s (%s, %d threads)\n",
+  const std::string search = g.num_beams > 1 ? cat(", ", g.num_beams, " beams") : "";
+  std::fprintf(stderr,
+               "strata generate: %zu new tokens for %zu prompt(s) in %.3f s, %.1f tokens/s (%s%s, %d threads)\n",
                new_tokens, prompts.size(), s, new_tokens / s, g.use_cache ? "kv cache" : "recompute, no cache",
-               kernels::num_threads());
+               search.c_str(), kernels::num_threads());
   return 0;
 }
 
@@ -188,18 +203,31 @@ Run define_generate(CLI::App& cmd) {
       ->type_name("MODEL_DIR");
   cmd.add_option("--prompt", o->prompt, "the text to continue");
   cmd.add_option("--prompt-file", o->prompt_file, "a file of prompts, one per line");
-  cmd.add_option("--max-new-tokens", o->max_new_tokens, "tokens to generate (default: generation_config.json's, else 20)");
-  o->do_sample_flag = cmd.add_flag("--do-sample", o->do_sample, "sample instead of greedy decoding");
+  // Options that are GenerationConfig fields also take HF's spelling (--max_new_tokens).
+  cmd.add_option("--max-new-tokens,--max_new_tokens", o->max_new_tokens,
+                 "tokens to generate (default: generation_config.json's, else 50)");
+  o->do_sample_flag = cmd.add_flag("--do-sample,--do_sample", o->do_sample, "sample instead of greedy decoding");
   cmd.add_option("--temperature", o->temperature, "sampling temperature (default 1.0)");
-  cmd.add_option("--top-k", o->top_k, "sample from the k most likely tokens (default 50)");
-  cmd.add_option("--top-p", o->top_p, "sample from the smallest set with this probability (default 1.0)");
+  cmd.add_option("--top-k,--top_k", o->top_k, "sample from the k most likely tokens (default 50)");
+  cmd.add_option("--top-p,--top_p", o->top_p, "sample from the smallest set with this probability (default 1.0)");
   cmd.add_option("--seed", o->seed, "sampling seed");
-  cmd.add_option("--num-return-sequences", o->num_return_sequences, "sequences per prompt");
-  o->use_cache_flag =
-      cmd.add_flag("--use-cache", o->use_cache, "keep a KV cache (default true; --use-cache=false recomputes)");
+  cmd.add_option("--num-return-sequences,--num_return_sequences", o->num_return_sequences,
+                 "sequences per prompt (sampling; with beam search its best hypotheses, at most --num-beams)");
+  cmd.add_option("--num-beams,--num_beams", o->num_beams, "beam search with this many beams (default 1: none)");
+  cmd.add_option("--length-penalty,--length_penalty", o->length_penalty,
+                 "beam search: a hypothesis scores log-prob / new_tokens^X (default 1.0; > 0 favours longer ones)");
+  cmd.add_option("--early-stopping,--early_stopping", o->early_stopping,
+                 "beam search: when to stop, true | false | never (default false)")
+      ->type_name("true|false|never");
+  cmd.add_option("--no-repeat-ngram-size,--no_repeat_ngram_size", o->no_repeat_ngram_size,
+                 "no n-gram of this size occurs twice (default 0: off)");
+  cmd.add_option("--repetition-penalty,--repetition_penalty", o->repetition_penalty,
+                 "penalize tokens already in the sequence (default 1.0: off)");
+  o->use_cache_flag = cmd.add_flag("--use-cache,--use_cache", o->use_cache,
+                                   "keep a KV cache (default true; --use-cache=false recomputes)");
   cmd.add_option("--tokenizer", o->tokenizer, "tokenizer directory (default: the model's)");
   cmd.add_option("--threads", o->threads, "compute threads (0: all cores)");
-  cmd.add_flag("--json", o->json, "one JSON line per prompt with ids, completions and finish reasons");
+  cmd.add_flag("--json", o->json, "one JSON line per prompt with ids, completions, finish reasons (and beam scores)");
   return [o](const auto&) { return run_generate(*o); };
 }
 

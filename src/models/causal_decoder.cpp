@@ -49,6 +49,13 @@ class RecomputeDecoder final : public CausalDecoder<T> {
     return logits_.data();
   }
 
+  void reorder(const std::vector<int32_t>& rows) override {
+    check_reorder_rows("recompute decoder", rows, static_cast<int>(rows_.size()));
+    std::vector<std::vector<int32_t>> moved(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) moved[i] = rows_[rows[i]];
+    rows_ = std::move(moved);
+  }
+
   int length() const override { return rows_.empty() ? 0 : static_cast<int>(rows_[0].size()); }
 
  private:
@@ -69,6 +76,13 @@ void check_decoder_input(const char* who, const int32_t* ids, int B, int n, int 
   for (size_t i = 0; i < static_cast<size_t>(B) * n; ++i)
     STRATA_CHECK(ids[i] >= 0 && ids[i] < vocab_size, "[", who, "] token id ", ids[i],
                  " is outside the model's vocabulary (vocab_size ", vocab_size, ")");
+}
+
+void check_reorder_rows(const char* who, const std::vector<int32_t>& rows, int B) {
+  STRATA_CHECK(B > 0, "[", who, "] reorder before reset");
+  STRATA_CHECK(rows.size() == static_cast<size_t>(B), "[", who, "] reorder needs one source row per row: ", B,
+               ", got ", rows.size());
+  for (int32_t r : rows) STRATA_CHECK(r >= 0 && r < B, "[", who, "] reorder: row ", r, " is not in 0..", B - 1);
 }
 
 template <typename T>
