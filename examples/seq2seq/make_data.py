@@ -7,13 +7,13 @@ SHA-256 of fixed strings; gzip mtime 0):
 
   examples/seq2seq/data/{train,validation,test}.jsonl.gz   {"gloss": ..., "words": ...}
 
-`gloss` is the synset's gloss (its definition and WordNet's quoted examples, which often use
-the word), `words` its lemmas as the line lists them ("destruction, devastation"). Kept:
-synsets of at most MAX_LEMMAS lemmas whose gloss has MIN_WORDS..MAX_WORDS words and occurs once
-in the file. Ordered by sha256("gloss2word-v1:<line>"): the first N_VALIDATION go to
-validation, the next N_TEST to test, the next N_TRAIN to train. Words of the validation and
-test synsets are often in training too, with their other senses (WordNet's polysemy): the
-model learns to name a word from a definition it has not seen.
+`gloss` is the synset's gloss (its definition and WordNet's quoted usage examples), `words`
+its lemmas as the line lists them ("rage"; "grade, ground level"). Kept: synsets of at most
+MAX_LEMMAS lemmas whose gloss has MIN_WORDS..MAX_WORDS words, occurs once in the file, and has
+a usage example in which the first lemma appears as a word: the model has to find, in the
+example, the word the definition defines (and recall its synonyms), which a small model
+learns in minutes. Ordered by sha256("gloss2word-v1:<line>"): the first N_VALIDATION go to
+validation, the next N_TEST to test, the rest (at most N_TRAIN) to train.
 
 Usage (from the repository root; Python 3 standard library only):
   python3 examples/seq2seq/make_data.py ../shared/data/corpus/wordnet_glosses.txt.gz
@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import sys
 
 MAX_LEMMAS, MIN_WORDS, MAX_WORDS = 3, 4, 40
@@ -45,10 +46,13 @@ def main(path):
         n = len(gloss.split())
         if len(lemmas) > MAX_LEMMAS or not MIN_WORDS <= n <= MAX_WORDS:
             continue
+        examples = " ".join(re.findall(r'"([^"]*)"', gloss))
+        if lemmas[0] not in re.findall(r"[\w'-]+", examples):
+            continue
         key = hashlib.sha256(("gloss2word-v1:" + l).encode()).hexdigest()
         rows.append((key, {"gloss": gloss, "words": words}))
     rows.sort(key=lambda r: r[0])
-    assert len(rows) >= N_VALIDATION + N_TEST + N_TRAIN, len(rows)
+    assert len(rows) >= N_VALIDATION + N_TEST + 10000, len(rows)
     splits = {"validation": rows[:N_VALIDATION], "test": rows[N_VALIDATION:N_VALIDATION + N_TEST],
               "train": rows[N_VALIDATION + N_TEST:N_VALIDATION + N_TEST + N_TRAIN]}
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

@@ -95,16 +95,19 @@ std::unique_ptr<CausalDecoder<T>> make_causal_decoder(const Model<T>& model, boo
 }
 
 template <typename T>
-std::unique_ptr<CausalDecoder<T>> make_seq2seq_decoder(const Model<T>& model, std::vector<int32_t> source) {
+std::unique_ptr<CausalDecoder<T>> make_seq2seq_decoder(const Model<T>& model, std::vector<int32_t> source,
+                                                     bool use_cache) {
   const ModelConfig& c = model.config();
   STRATA_CHECK(c.task == Task::Seq2SeqLM, "a ", c.architecture(), " is not a sequence-to-sequence model");
   STRATA_CHECK(!source.empty(), "make_seq2seq_decoder: the source is empty");
+  if (use_cache)
+    if (std::unique_ptr<CausalDecoder<T>> cached = model.new_cached_seq2seq_decoder(source)) return cached;
   return std::make_unique<RecomputeDecoder<T>>(model, std::move(source));
 }
 
 template std::unique_ptr<CausalDecoder<float>> make_causal_decoder(const Model<float>&, bool);
-template std::unique_ptr<CausalDecoder<float>> make_seq2seq_decoder(const Model<float>&, std::vector<int32_t>);
-template std::unique_ptr<CausalDecoder<double>> make_seq2seq_decoder(const Model<double>&, std::vector<int32_t>);
+template std::unique_ptr<CausalDecoder<float>> make_seq2seq_decoder(const Model<float>&, std::vector<int32_t>, bool);
+template std::unique_ptr<CausalDecoder<double>> make_seq2seq_decoder(const Model<double>&, std::vector<int32_t>, bool);
 template std::unique_ptr<CausalDecoder<double>> make_causal_decoder(const Model<double>&, bool);
 
 }  // namespace strata

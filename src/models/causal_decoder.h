@@ -38,9 +38,12 @@ std::unique_ptr<CausalDecoder<T>> make_causal_decoder(const Model<T>& model, boo
 
 // A decoder over an encoder-decoder `model` (Task::Seq2SeqLM) for one source sequence (its
 // token ids, unpadded): every row reads the source through the encoder and decodes its own
-// ids. The caller feeds decoder_start_token_id first. Recomputes the prefix at every step.
+// ids. The caller feeds decoder_start_token_id first. The architecture's cached decoder when
+// use_cache and it has one (Model::new_cached_seq2seq_decoder), else the recompute decoder
+// (the encoder and the whole prefix at every step).
 template <typename T>
-std::unique_ptr<CausalDecoder<T>> make_seq2seq_decoder(const Model<T>& model, std::vector<int32_t> source);
+std::unique_ptr<CausalDecoder<T>> make_seq2seq_decoder(const Model<T>& model, std::vector<int32_t> source,
+                                                     bool use_cache);
 
 // Checks a decoder's input: positions against the capacity, ids against the vocabulary.
 // `who` names the decoder in the message.

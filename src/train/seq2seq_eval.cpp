@@ -37,7 +37,7 @@ class Seq2SeqPass final : public EvalPass {
         const size_t i = static_cast<size_t>(r) * b.T + t;
         if (b.attention_mask[i]) source.push_back(b.input_ids[i]);
       }
-      const auto decoder = make_seq2seq_decoder(model, std::move(source));
+      const auto decoder = make_seq2seq_decoder(model, std::move(source), o_.generation.use_cache);
       const std::vector<gen::Generated> out = gen::generate(*decoder, {o_.decoder_start_token_id}, o_.generation,
                                                             c.vocab_size, c.max_position_embeddings, g.index);
       g.sequence.push_back(o_.decoder_start_token_id);
