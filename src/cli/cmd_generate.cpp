@@ -1,5 +1,6 @@
-// `strata generate MODEL_DIR --prompt TEXT`: text from a causal LM, to see what a trained
-// model learned. Glue only: the tokenizer turns prompts into ids and ids back into text,
+// `strata generate MODEL_DIR --prompt TEXT`: text from a causal LM (a continuation of the
+// prompt) or a sequence-to-sequence model (the prompt is the source: HF's text2text-generation
+// pipeline), to see what a trained model learned. Glue only: the tokenizer turns prompts into ids and ids back into text,
 // generate/ does the decoding (options as HF's GenerationConfig names them, docs/generate.md).
 #include <CLI/CLI.hpp>
 
@@ -40,10 +41,11 @@ struct GenerateOptions {
 };
 
 // "GPT2LMHeadModel, ...": the classes strata can generate with, from the registry.
-std::string causal_lm_classes() {
+std::string generating_classes() {
   std::string s;
   for (const Architecture* a : all_architectures())
-    if (const char* suffix = a->class_suffix(Task::CausalLM)) s += (s.empty() ? "" : ", ") + std::string(a->class_prefix) + suffix;
+    for (Task t : {Task::CausalLM, Task::Seq2SeqLM})
+      if (const char* suffix = a->class_suffix(t)) s += (s.empty() ? "" : ", ") + std::string(a->class_prefix) + suffix;
   return s;
 }
 
@@ -113,9 +115,13 @@ std::string completion_text(const tok::Tokenizer& tk, const std::vector<int32_t>
 int run_generate(const GenerateOptions& a) {
   const std::string& dir = a.dir;
   const ModelConfig cfg = load_model_config(dir);
-  if (cfg.task != Task::CausalLM)
-    fail(dir, ": a ", cfg.architecture(), " is not a causal language model, so it cannot generate text; strata "
-         "generate runs ", causal_lm_classes(), " (the class in config.json's \"architectures\")");
+  const bool seq2seq = cfg.task == Task::Seq2SeqLM;
+  if (cfg.task != Task::CausalLM && !seq2seq)
+    fail(dir, ": a ", cfg.architecture(), " is not a causal language model nor a sequence-to-sequence one, so it "
+         "cannot generate text; strata generate runs ", generating_classes(),
+         " (the class in config.json's \"architectures\")");
+  // An encoder-decoder's decoder starts from decoder_start_token_id; the prompt is its source.
+  const std::vector<int32_t> decoder_prompt = {cfg.raw.value("decoder_start_token_id", cfg.pad_token_id)};
   const gen::GenerationConfig g = generation_config(a, dir);
   kernels::set_num_threads(a.threads);
   const std::vector<std::string> prompts = read_prompts(a);
@@ -136,15 +142,22 @@ int run_generate(const GenerateOptions& a) {
       if (id < 0 || id >= cfg.vocab_size)
         fail("strata generate: prompt ", i + 1, ": token id ", id, " from the tokenizer in ", tok_dir,
              " is outside the model's vocabulary (vocab_size ", cfg.vocab_size, "); is it this model's tokenizer?");
-    const int P = static_cast<int>(p.size()), budget = g.new_token_budget(P);
+    if (seq2seq && static_cast<int>(p.size()) > cfg.max_position_embeddings)
+      fail("strata generate: prompt ", i + 1, " has ", p.size(), " tokens, more than the encoder's ",
+           cfg.max_position_embeddings, " positions; shorten it");
+    const int P = seq2seq ? 1 : static_cast<int>(p.size()), budget = g.new_token_budget(P);
     if (budget <= 0)
       fail("strata generate: prompt ", i + 1, " has ", P, " tokens, which leaves no room under max_length ",
            g.max_length.value_or(0), " from ", dir, "; pass --max-new-tokens N");
-    if (P + budget > cfg.max_position_embeddings)
+    if (P + budget > cfg.max_position_embeddings) {
+      const int room = std::max(1, cfg.max_position_embeddings - P);
+      if (seq2seq)
+        fail("strata generate: ", budget, " new tokens after the decoder's start token exceed the model's ",
+             cfg.max_position_embeddings, " positions; pass --max-new-tokens ", room);
       fail("strata generate: prompt ", i + 1, " has ", P, " tokens; with ", budget, " new tokens that is ", P + budget,
            " positions, more than the model's ", cfg.max_position_embeddings,
-           " (n_positions). Shorten the prompt or pass --max-new-tokens ",
-           std::max(1, cfg.max_position_embeddings - P));
+           " (n_positions). Shorten the prompt or pass --max-new-tokens ", room);
+    }
     ids.push_back(std::move(p));
   }
 
@@ -154,19 +167,23 @@ int run_generate(const GenerateOptions& a) {
   if (!report.missing.empty())
     std::fprintf(stderr, "strata generate: warning: %s lacks %zu trained tensors; they are random\n", dir.c_str(),
                  report.missing.size());
-  const std::unique_ptr<CausalDecoder<float>> decoder = make_causal_decoder(*model, g.use_cache);
+  const std::unique_ptr<CausalDecoder<float>> causal = seq2seq ? nullptr : make_causal_decoder(*model, g.use_cache);
 
   const bool json = a.json;
   const bool headers = prompts.size() * g.num_return_sequences > 1;
   size_t new_tokens = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < prompts.size(); ++i) {
+    // an encoder-decoder's decoder holds its source: one per prompt
+    const std::unique_ptr<CausalDecoder<float>> source_decoder =
+        seq2seq ? make_seq2seq_decoder(*model, ids[i], g.use_cache) : nullptr;
     const std::vector<gen::Generated> out =
-        gen::generate(*decoder, ids[i], g, cfg.vocab_size, cfg.max_position_embeddings, i);
+        gen::generate(seq2seq ? *source_decoder : *causal, seq2seq ? decoder_prompt : ids[i], g, cfg.vocab_size,
+                      cfg.max_position_embeddings, i);
     nlohmann::json seqs = nlohmann::json::array(), scores = nlohmann::json::array();
     for (size_t j = 0; j < out.size(); ++j) {
       new_tokens += out[j].ids.size();
-      const std::string text = completion_text(tk, ids[i], out[j].ids);
+      const std::string text = seq2seq ? tk.decode(out[j].ids) : completion_text(tk, ids[i], out[j].ids);
       if (json) {
         seqs.push_back({{"generated_ids", out[j].ids},
                         {"completion", text},
@@ -174,7 +191,8 @@ int run_generate(const GenerateOptions& a) {
         if (out[j].score) scores.push_back(*out[j].score);
       } else {
         if (headers) std::printf("=== prompt %zu, sequence %zu ===\n", i + 1, j + 1);
-        std::printf("%s%s\n", prompts[i].c_str(), text.c_str());
+        if (seq2seq) std::printf("%s\n", text.c_str());  // the source is not part of the output
+        else std::printf("%s%s\n", prompts[i].c_str(), text.c_str());
       }
     }
     if (json) {
