@@ -123,6 +123,31 @@ inline void layernorm_backward(const double* x, const double* gamma, const doubl
   }
 }
 
+// RMS norm (T5LayerNorm): rstd = 1/sqrt(mean(x^2) + eps), y = gamma x rstd; no mean, no beta.
+inline void rmsnorm_forward(const double* x, const double* gamma, double* y, double* rstd, int N, int C, double eps) {
+  for (int n = 0; n < N; ++n) {
+    double ms = 0;
+    for (int c = 0; c < C; ++c) ms += x[n * C + c] * x[n * C + c];
+    rstd[n] = 1.0 / std::sqrt(ms / C + eps);
+    for (int c = 0; c < C; ++c) y[n * C + c] = gamma[c] * x[n * C + c] * rstd[n];
+  }
+}
+
+// With xhat = x rstd and g = dy * gamma: dx = rstd (g - xhat mean(g xhat)); dgamma += sum_n dy xhat.
+inline void rmsnorm_backward(const double* x, const double* gamma, const double* rstd, const double* dy, double* dx,
+                             double* dgamma, int N, int C) {
+  for (int n = 0; n < N; ++n) {
+    double mean_g_xhat = 0;
+    for (int c = 0; c < C; ++c) mean_g_xhat += dy[n * C + c] * gamma[c] * x[n * C + c] * rstd[n];
+    mean_g_xhat /= C;
+    for (int c = 0; c < C; ++c) {
+      const double xhat = x[n * C + c] * rstd[n];
+      dx[n * C + c] = rstd[n] * (dy[n * C + c] * gamma[c] - xhat * mean_g_xhat);
+      dgamma[c] += dy[n * C + c] * xhat;
+    }
+  }
+}
+
 // ---- activations ---------------------------------------------------------------------
 inline constexpr double kPi = 3.14159265358979323846;
 

@@ -493,6 +493,52 @@ TEST(Kernels, LayerNormBackwardMatchesFiniteDifferences) {
   EXPECT_TRUE(close(dbeta, numeric_grad(beta, objective), kGradTol)) << "dbeta";
 }
 
+template <typename T>
+void check_rmsnorm() {
+  SCOPED_TRACE(type_name<T>());
+  std::mt19937_64 rng(11);
+  const int N = 7, C = 13;
+  const Vec x = random_vec(rng, N * C, -2, 3), gamma = random_vec(rng, C), dy = random_vec(rng, N * C);
+  Vec y(N * C), rstd(N);
+  ref::rmsnorm_forward(x.data(), gamma.data(), y.data(), rstd.data(), N, C, kLnEps);
+  const auto xt = to<T>(x), gt = to<T>(gamma), dyt = to<T>(dy);
+  std::vector<T> yt(N * C), rstdt(N);
+  k::rmsnorm_forward<T>(xt.data(), gt.data(), yt.data(), rstdt.data(), N, C, kLnEps);
+  EXPECT_TRUE(close(yt, y, kTol<T>)) << "y";
+  EXPECT_TRUE(close(rstdt, rstd, kTol<T>)) << "rstd";
+
+  const Vec rstd_in = round_to_float(rstd), dgamma0 = random_vec(rng, C);
+  Vec dx(N * C), dgamma = dgamma0;
+  ref::rmsnorm_backward(x.data(), gamma.data(), rstd_in.data(), dy.data(), dx.data(), dgamma.data(), N, C);
+  const auto rt = to<T>(rstd_in);
+  std::vector<T> dxt(N * C), dgt = to<T>(dgamma0);
+  k::rmsnorm_backward<T>(xt.data(), gt.data(), rt.data(), dyt.data(), dxt.data(), dgt.data(), N, C);
+  EXPECT_TRUE(close(dxt, dx, kTol<T>)) << "dx";
+  EXPECT_TRUE(close(dgt, dgamma, kTol<T>)) << "dgamma";
+}
+
+TEST(Kernels, RmsNormMatchesReference) {
+  check_rmsnorm<float>();
+  check_rmsnorm<double>();
+}
+
+TEST(Kernels, RmsNormBackwardMatchesFiniteDifferences) {
+  std::mt19937_64 rng(12);
+  const int N = 5, C = 13;
+  Vec x = random_vec(rng, N * C, -2, 3), gamma = random_vec(rng, C);
+  const Vec w = random_vec(rng, N * C);
+  Vec y(N * C), rstd(N);
+  auto objective = [&] {
+    k::rmsnorm_forward<double>(x.data(), gamma.data(), y.data(), rstd.data(), N, C, kLnEps);
+    return dot(w, y);
+  };
+  objective();
+  Vec dx(N * C), dgamma(C, 0.0);
+  k::rmsnorm_backward<double>(x.data(), gamma.data(), rstd.data(), w.data(), dx.data(), dgamma.data(), N, C);
+  EXPECT_TRUE(close(dx, numeric_grad(x, objective), kGradTol)) << "dx";
+  EXPECT_TRUE(close(dgamma, numeric_grad(gamma, objective), kGradTol)) << "dgamma";
+}
+
 // ---- attention -----------------------------------------------------------------------
 
 // B=3, T=5, C=12, NH=3 (HS=4). Batch 0 has two masked keys, batch 1 none, and batch 2 all of

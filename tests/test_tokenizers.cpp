@@ -42,10 +42,12 @@ std::vector<json> read_jsonl(const std::string& path) {
   return out;
 }
 
+// The cases of strings.jsonl and T5's own (t5_strings.jsonl: sentinels, </s> inside text, ...).
 const std::map<std::string, json>& cases() {
   static const std::map<std::string, json> all = [] {
     std::map<std::string, json> m;
-    for (const json& c : read_jsonl(kFixtures + "/strings.jsonl")) m[c["id"].get<std::string>()] = c;
+    for (const char* file : {"/strings.jsonl", "/t5_strings.jsonl"})
+      for (const json& c : read_jsonl(kFixtures + file)) m[c["id"].get<std::string>()] = c;
     return m;
   }();
   return all;
@@ -168,6 +170,15 @@ INSTANTIATE_TEST_SUITE_P(All, TokenizerReference, ::testing::ValuesIn(kReference
     if (ch == '-') ch = '_';
   return n;
 });
+
+// T5's tokenizer as transformers' T5Tokenizer makes it (fixtures/tokenizers/make_t5_tokenizer.py):
+// a Unigram model under the precompiled nmt_nfkc charsmap, WhitespaceSplit + Metaspace, "$A </s>",
+// and the 100 <extra_id_N> sentinels as added special tokens, on strings.jsonl's single and pair
+// cases and T5's own.
+TEST(TokenizerT5, EveryFixtureCaseMatchesHF) {
+  Tokenizer t = Tokenizer::from_dir(kFixtures + "/t5-unigram");
+  check_all(t, kFixtures + "/t5-unigram.expected.jsonl", "t5-unigram");
+}
 
 // The synthetic tokenizers: a full tokenizer.json, or a reference one with some parts replaced.
 std::string synthetic_json(const std::string& name) {

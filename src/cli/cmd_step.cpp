@@ -26,6 +26,7 @@ namespace {
 
 struct StepOptions {
   std::string model, batch, out, precision = "fp32", half_precision_backend = "auto";
+  std::string save;  // the model after the step, as an HF model directory (none: "")
   std::optional<std::string> optimizer;
   double lr = 1e-3, weight_decay = 0, eps = 1e-8, momentum = 0;
   std::vector<double> betas = {0.9, 0.999};
@@ -87,6 +88,7 @@ int run_step(const StepOptions& a, double loss_scale = 1) {
     for (const ParamEntry& e : table.entries())
       tensors.push_back({e.name, dt, e.shape, model->params().data() + e.offset});
   }
+  if (!a.save.empty()) save_pretrained(*model, a.save);
   io::write_safetensors(out, tensors,
                         {{"format", "pt"}, {"model", dir}, {"architecture", model->config().architecture()},
                          {"optimizer", a.optimizer.value_or("none")}});
@@ -118,6 +120,8 @@ Run define_step(CLI::App& cmd) {
       ->check(CLI::IsMember({"auto", "emulated"}))
       ->capture_default_str();
   cmd.add_option("--threads", o->threads, "compute threads (0: all cores)")->capture_default_str();
+  cmd.add_option("--save", o->save,
+                 "DIR: also save the model (after the optimizer step, if any) as an HF model directory");
   return [o](const auto&) {
     kernels::set_num_threads(o->threads);
     if (o->precision == "fp32") return run_step<float>(*o);

@@ -68,6 +68,13 @@ void layernorm_apply(const T* x, const T* gamma, const T* beta, const T* mean, c
 template <typename T>
 void layernorm_backward(const T* x, const T* gamma, const T* mean, const T* rstd, const T* dy,
                         T* dx, T* dgamma, T* dbeta, int N, int C);
+// RMS norm (T5LayerNorm: no mean subtracted, no beta): y = gamma * (x * rstd), rstd =
+// 1/sqrt(mean(x^2) + eps) over the last dim; saves rstd[N].
+template <typename T>
+void rmsnorm_forward(const T* x, const T* gamma, T* y, T* rstd, int N, int C, double eps);
+// dx = (written); dgamma +=.
+template <typename T>
+void rmsnorm_backward(const T* x, const T* gamma, const T* rstd, const T* dy, T* dx, T* dgamma, int N, int C);
 
 // ---- activations ---------------------------------------------------------------------
 // The activations HF configs name in hidden_act / activation.

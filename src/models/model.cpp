@@ -44,9 +44,20 @@ nn::LayerNormSpec Model<T>::add_layernorm(const std::string& name, int C, double
 }
 
 template <typename T>
-size_t Model<T>::add_embedding(const std::string& name, int rows, int C, int padding_idx, bool vocab_parallel) {
-  const size_t off = vocab_parallel ? add_split_param(name + ".weight", {rows, C}, false, Init::Normal, 0)
-                                    : add_param(name + ".weight", {rows, C}, false, Init::Normal);
+nn::RmsNormSpec Model<T>::add_rmsnorm(const std::string& name, int C, double eps, double gain) {
+  nn::RmsNormSpec s{};
+  s.gamma = gain == 1 ? add_param(name + ".weight", {C}, true, Init::One)
+                      : add_param(name + ".weight", {C}, true, Init::Constant, gain);
+  s.C = C;
+  s.eps = eps;
+  return s;
+}
+
+template <typename T>
+size_t Model<T>::add_embedding(const std::string& name, int rows, int C, int padding_idx, bool vocab_parallel,
+                               double std) {
+  const size_t off = vocab_parallel ? add_split_param(name + ".weight", {rows, C}, false, Init::Normal, 0, 1, std)
+                                    : add_param(name + ".weight", {rows, C}, false, Init::Normal, std);
   init_.back().padding_row = padding_idx;
   init_.back().embedding = true;
   return off;
@@ -84,6 +95,7 @@ void Model<T>::init_parameter(std::string_view name, uint64_t seed) {
   switch (rule.kind) {
     case Init::One: kernels::fill(p, n, T(1)); break;
     case Init::Zero: kernels::fill(p, n, T(0)); break;
+    case Init::Constant: kernels::fill(p, n, static_cast<T>(rule.std)); break;
     case Init::Normal: {
       const CounterRng rng(seed, idx);
       const double std = rule.std >= 0 ? rule.std : cfg_.initializer_range;

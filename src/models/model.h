@@ -88,6 +88,9 @@ class Model {
   // The names HF may also store for tied parameters (e.g. cls.predictions.decoder.weight,
   // lm_head.weight), each with the table name it aliases.
   const std::vector<std::pair<std::string, std::string>>& tied_aliases() const { return aliases_; }
+  // Checkpoint tensors HF drops silently on load (its _keys_to_ignore_on_load_unexpected):
+  // neither used nor reported as unexpected.
+  const std::vector<std::string>& ignored_on_load() const { return ignored_on_load_; }
 
   // Tensor parallelism: config().tensor_split says which slice of each split parameter this
   // model holds (ParamEntry::split_dim); the group's collectives come from the caller (train/
@@ -188,11 +191,15 @@ class Model {
   virtual std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& policy) const = 0;
 
   // Table building, in parameter order; each entry gets HF's init rule.
-  enum class Init { Normal, One, Zero };
+  // Normal: std (< 0: initializer_range); Constant: every value `std` (a gain HF sets to a factor).
+  enum class Init { Normal, One, Zero, Constant };
   nn::LinearSpec add_linear(const std::string& name, int in, int out, bool bias = true, double std = -1);
   nn::LayerNormSpec add_layernorm(const std::string& name, int C, double eps);
+  // T5LayerNorm's gain, initialised to `gain`.
+  nn::RmsNormSpec add_rmsnorm(const std::string& name, int C, double eps, double gain = 1);
   // vocab_parallel: rows split over the tensor-parallel ranks (nn/vocab_parallel.h).
-  size_t add_embedding(const std::string& name, int rows, int C, int padding_idx, bool vocab_parallel = false);
+  size_t add_embedding(const std::string& name, int rows, int C, int padding_idx, bool vocab_parallel = false,
+                       double std = -1);
   size_t add_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init, double std = -1);
   // A parameter split over the tensor-parallel ranks (ParamTable::add_split); `shape` is HF's.
   size_t add_split_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init, int split_dim,
@@ -218,6 +225,7 @@ class Model {
   ModelConfig cfg_;
   ParamTable table_;
   std::vector<std::pair<std::string, std::string>> aliases_;
+  std::vector<std::string> ignored_on_load_;
   Buffer<T> params_, grads_;
   nn::TensorGroup<T> tp_;
 
@@ -225,7 +233,7 @@ class Model {
   struct InitRule {
     Init kind;
     int padding_row;  // -1: none
-    double std;       // for Normal; < 0: initializer_range
+    double std;       // for Normal (< 0: initializer_range); the value for Constant
     bool embedding;   // an embedding table (add_embedding)
   };
   std::vector<InitRule> init_;  // parallel to table_.entries()

@@ -1,5 +1,6 @@
 #include "models/pretrained.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -93,8 +94,10 @@ LoadReport fill_from_checkpoint(Model<T>& model, const std::string& dir, uint64_
     auto it = by_model_name.find(alias);
     if (it != by_model_name.end()) used.insert(it->second);
   }
+  const auto& ignored = model.ignored_on_load();
   for (const auto& n : files.names())
-    if (!used.count(n) && !is_ignored_buffer(n)) rep.unexpected.push_back(n);
+    if (!used.count(n) && !is_ignored_buffer(n) && std::find(ignored.begin(), ignored.end(), n) == ignored.end())
+      rep.unexpected.push_back(n);
   return rep;
 }
 

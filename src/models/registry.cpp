@@ -8,6 +8,7 @@
 #include "models/bart/bart_architecture.h"
 #include "models/bert/bert_architectures.h"
 #include "models/gpt2/gpt2_architecture.h"
+#include "models/t5/t5_architecture.h"
 #include "util/error.h"
 
 namespace strata {
@@ -15,7 +16,8 @@ namespace strata {
 const std::vector<const Architecture*>& all_architectures() {
   static const std::vector<const Architecture*> all = {&kBertArchitecture, &kRobertaArchitecture,
                                                        &kDistilBertArchitecture, &kAlbertArchitecture,
-                                                       &kGpt2Architecture, &kBartArchitecture};
+                                                       &kGpt2Architecture, &kBartArchitecture,
+                                                       &kT5Architecture};
   return all;
 }
 

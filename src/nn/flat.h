@@ -30,6 +30,13 @@ struct LayerNormSpec {
   double eps;
 };
 
+// T5LayerNorm: an RMS norm, a gain and no bias.
+struct RmsNormSpec {
+  size_t gamma;
+  int C;
+  double eps;
+};
+
 // Where a layer's dropout masks come from: (seed, stream) -> mask, recomputed in backward.
 // Inactive (eval, or p = 0 everywhere) makes every dropout the identity.
 struct DropoutCtx {
@@ -98,6 +105,16 @@ template <typename T>
 inline void layernorm_backward(const LayerNormSpec& s, Flat<T> f, const T* x, const T* mean, const T* rstd,
                                const T* dy, T* dx, int N) {
   kernels::layernorm_backward(x, f.p + s.gamma, mean, rstd, dy, dx, f.g + s.gamma, f.g + s.beta, N, s.C);
+}
+
+template <typename T>
+inline void rmsnorm_forward(const RmsNormSpec& s, Flat<T> f, const T* x, T* y, T* rstd, int N) {
+  kernels::rmsnorm_forward(x, f.p + s.gamma, y, rstd, N, s.C, s.eps);
+}
+
+template <typename T>
+inline void rmsnorm_backward(const RmsNormSpec& s, Flat<T> f, const T* x, const T* rstd, const T* dy, T* dx, int N) {
+  kernels::rmsnorm_backward(x, f.p + s.gamma, rstd, dy, dx, f.g + s.gamma, N, s.C);
 }
 
 }  // namespace strata::nn

@@ -9,14 +9,15 @@ namespace {
 enum Stream : uint64_t { kProbs = 0, kOut = 1 };
 enum FfnStream : uint64_t { kAct = 0, kFfnOut = 1 };
 
-// probs = softmax(scale * q k^T) per (row, head), masked; ctx = dropout(probs) v. `pd` receives
-// the dropped-out probabilities (the dropout mask indexes the whole [B, NH, Tq, Tk] array, so
-// each head draws its own mask).
+// probs = softmax(scale * q k^T + pos_bias) per (row, head), masked; ctx = dropout(probs) v.
+// `pd` receives the dropped-out probabilities (the dropout mask indexes the whole
+// [B, NH, Tq, Tk] array, so each head draws its own mask). C here is the attention's inner width.
 template <typename T>
 void attention_core_forward(const AttentionSublayerSpec& s, const T* q, const T* k, const T* v, const int32_t* mask,
-                            int B, int Tq, int Tk, const DropoutCtx& drop, T* probs, T* pd, T* ctx) {
+                            const T* pos_bias, int B, int Tq, int Tk, const DropoutCtx& drop, T* probs, T* pd,
+                            T* ctx) {
   const int C = s.q.out, NH = s.num_heads, HS = C / NH;
-  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(HS)));
+  const T scale = score_scale<T>(s);
   const size_t block = static_cast<size_t>(Tq) * Tk;
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
@@ -25,23 +26,11 @@ void attention_core_forward(const AttentionSublayerSpec& s, const T* q, const T*
                        k + static_cast<size_t>(b) * Tk * C + h * HS, C, T(0), S, Tk);
       for (int i = 0; i < Tq; ++i) {
         T* row = S + static_cast<size_t>(i) * Tk;
-        auto valid = [&](int j) {
+        if (pos_bias)
+          for (int j = 0; j < Tk; ++j) row[j] += pos_bias[(static_cast<size_t>(i) * Tk + j) * NH + h];
+        masked_softmax(row, Tk, [&](int j) {
           return (!mask || mask[static_cast<size_t>(b) * Tk + j] != 0) && (!s.causal || j <= i);
-        };
-        double mx = -INFINITY;
-        for (int j = 0; j < Tk; ++j)
-          if (valid(j)) mx = std::max(mx, static_cast<double>(row[j]));
-        if (mx == -INFINITY) {  // no key to attend: uniform, as an all-equal additive mask gives
-          for (int j = 0; j < Tk; ++j) row[j] = static_cast<T>(1.0 / Tk);
-          continue;
-        }
-        double sum = 0;
-        for (int j = 0; j < Tk; ++j) {
-          const double e = valid(j) ? std::exp(static_cast<double>(row[j]) - mx) : 0.0;
-          row[j] = static_cast<T>(e);
-          sum += e;
-        }
-        for (int j = 0; j < Tk; ++j) row[j] = static_cast<T>(row[j] / sum);
+        });
       }
     }
   const size_t n = static_cast<size_t>(B) * NH * block;
@@ -56,48 +45,75 @@ void attention_core_forward(const AttentionSublayerSpec& s, const T* q, const T*
 
 template <typename T>
 void attention_sublayer_forward(const AttentionSublayerSpec& s, Flat<T> f, const T* x, const T* kv,
-                                const int32_t* kv_mask, int B, int Tq, int Tk, const DropoutCtx& drop,
-                                AttentionSublayerSaved<T>& sv, Seq2SeqScratch<T>& sc) {
-  const int C = s.q.out, Nq = B * Tq, Nk = B * Tk;
-  const size_t NqC = static_cast<size_t>(Nq) * C, NkC = static_cast<size_t>(Nk) * C;
+                                const int32_t* kv_mask, const T* pos_bias, int B, int Tq, int Tk,
+                                const DropoutCtx& drop, AttentionSublayerSaved<T>& sv, Seq2SeqScratch<T>& sc) {
+  const int I = s.q.out, Nq = B * Tq, Nk = B * Tk;
+  const size_t NqI = static_cast<size_t>(Nq) * I, NkI = static_cast<size_t>(Nk) * I;
   const size_t P = static_cast<size_t>(B) * s.num_heads * Tq * Tk;
-  sv.q.resize(NqC);
-  sv.k.resize(NkC);
-  sv.v.resize(NkC);
+  sv.q.resize(NqI);
+  sv.k.resize(NkI);
+  sv.v.resize(NkI);
   sv.probs.resize(P);
-  sv.ctx.resize(NqC);
-  for (Buffer<T>* b : {&sv.h, &sv.out}) b->resize(NqC);
-  for (Buffer<T>* b : {&sv.mean, &sv.rstd}) b->resize(Nq);
+  sv.ctx.resize(NqI);
   sc.probs_a.resize(P);
-  linear_forward(s.q, f, x, sv.q.data(), Nq);
-  linear_forward(s.k, f, kv, sv.k.data(), Nk);
-  linear_forward(s.v, f, kv, sv.v.data(), Nk);
-  attention_core_forward(s, sv.q.data(), sv.k.data(), sv.v.data(), kv_mask, B, Tq, Tk, drop, sv.probs.data(),
-                         sc.probs_a.data(), sv.ctx.data());
-  linear_forward(s.out, f, sv.ctx.data(), sv.h.data(), Nq);
-  kernels::dropout_forward(sv.h.data(), sv.h.data(), NqC, drop.p(s.dropout), drop.seed, s.stream + kOut);
-  kernels::add(sv.h.data(), x, sv.h.data(), NqC);
-  layernorm_forward(s.ln, f, sv.h.data(), sv.out.data(), sv.mean.data(), sv.rstd.data(), Nq);
+  const T* in = attention_input(s, f, x, Nq, sv);  // the projections' input
+  const T* src = kv ? kv : in;  // the keys' and values' input
+  linear_forward(s.q, f, in, sv.q.data(), Nq);
+  linear_forward(s.k, f, src, sv.k.data(), Nk);
+  linear_forward(s.v, f, src, sv.v.data(), Nk);
+  attention_core_forward(s, sv.q.data(), sv.k.data(), sv.v.data(), kv_mask, pos_bias, B, Tq, Tk, drop,
+                         sv.probs.data(), sc.probs_a.data(), sv.ctx.data());
+  attention_output(s, f, x, Nq, drop, sv);
+}
+
+template <typename T>
+const T* attention_input(const AttentionSublayerSpec& s, Flat<T> f, const T* x, int N, AttentionSublayerSaved<T>& sv) {
+  sv.rstd.resize(static_cast<size_t>(N));
+  if (s.norm != SublayerNorm::PreRmsNorm) return x;
+  sv.normed.resize(static_cast<size_t>(N) * s.out.out);
+  rmsnorm_forward(s.rms, f, x, sv.normed.data(), sv.rstd.data(), N);
+  return sv.normed.data();
+}
+
+template <typename T>
+void attention_output(const AttentionSublayerSpec& s, Flat<T> f, const T* x, int N, const DropoutCtx& drop,
+                      AttentionSublayerSaved<T>& sv) {
+  const size_t NC = static_cast<size_t>(N) * s.out.out;
+  sv.out.resize(NC);
+  if (s.norm == SublayerNorm::PreRmsNorm) {  // out = x + dropout(out_proj(ctx))
+    linear_forward(s.out, f, sv.ctx.data(), sv.out.data(), N);
+    kernels::dropout_forward(sv.out.data(), sv.out.data(), NC, drop.p(s.dropout), drop.seed, s.stream + kOut);
+    kernels::add(sv.out.data(), x, sv.out.data(), NC);
+    return;
+  }
+  sv.h.resize(NC);
+  sv.mean.resize(static_cast<size_t>(N));
+  linear_forward(s.out, f, sv.ctx.data(), sv.h.data(), N);
+  kernels::dropout_forward(sv.h.data(), sv.h.data(), NC, drop.p(s.dropout), drop.seed, s.stream + kOut);
+  kernels::add(sv.h.data(), x, sv.h.data(), NC);
+  layernorm_forward(s.ln, f, sv.h.data(), sv.out.data(), sv.mean.data(), sv.rstd.data(), N);
 }
 
 template <typename T>
 void attention_sublayer_backward(const AttentionSublayerSpec& s, Flat<T> f, const T* x, const T* kv,
                                  const int32_t* /*kv_mask: the saved probabilities carry it*/, int B, int Tq, int Tk,
                                  const DropoutCtx& drop, const AttentionSublayerSaved<T>& sv, const T* dout, T* dx,
-                                 T* dkv, Seq2SeqScratch<T>& sc) {
-  const int C = s.q.out, NH = s.num_heads, HS = C / NH, Nq = B * Tq, Nk = B * Tk;
+                                 T* dkv, T* d_pos_bias, Seq2SeqScratch<T>& sc) {
+  const bool pre = s.norm == SublayerNorm::PreRmsNorm;
+  const int C = s.out.out, I = s.q.out, NH = s.num_heads, HS = I / NH, Nq = B * Tq, Nk = B * Tk;
   const size_t NqC = static_cast<size_t>(Nq) * C, NkC = static_cast<size_t>(Nk) * C;
   const size_t block = static_cast<size_t>(Tq) * Tk, P = static_cast<size_t>(B) * NH * block;
-  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(HS)));
-  const size_t rows = static_cast<size_t>(std::max(Nq, Nk)) * C;
+  const T scale = score_scale<T>(s);
+  const size_t rows = static_cast<size_t>(std::max(Nq, Nk)) * std::max(C, I);
   for (Buffer<T>* b : {&sc.dq, &sc.dk, &sc.dv, &sc.dctx, &sc.d_h, &sc.t}) b->resize(rows);
   sc.probs_a.resize(P);
   sc.probs_b.resize(P);
   T* d_h = sc.d_h.data();
   T* t = sc.t.data();
 
-  layernorm_backward(s.ln, f, sv.h.data(), sv.mean.data(), sv.rstd.data(), dout, d_h, Nq);
-  kernels::dropout_backward(d_h, t, NqC, drop.p(s.dropout), drop.seed, s.stream + kOut);
+  // d(out_proj's output): through the LN and the output dropout (post-LN), the dropout (pre)
+  if (!pre) layernorm_backward(s.ln, f, sv.h.data(), sv.mean.data(), sv.rstd.data(), dout, d_h, Nq);
+  kernels::dropout_backward(pre ? dout : d_h, t, NqC, drop.p(s.dropout), drop.seed, s.stream + kOut);
   linear_backward(s.out, f, sv.ctx.data(), t, sc.dctx.data(), Nq);
 
   T* pd = sc.probs_a.data();  // dropout(probs), as forward multiplied v by
@@ -106,49 +122,86 @@ void attention_sublayer_backward(const AttentionSublayerSpec& s, Flat<T> f, cons
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
       const size_t pb = (static_cast<size_t>(b) * NH + h) * block;
-      const T* dctx = sc.dctx.data() + static_cast<size_t>(b) * Tq * C + h * HS;
-      const T* vb = sv.v.data() + static_cast<size_t>(b) * Tk * C + h * HS;
-      kernels::gemm<T>(false, true, Tq, Tk, HS, T(1), dctx, C, vb, C, T(0), dp + pb, Tk);  // d(dropped probs)
-      kernels::gemm<T>(true, false, Tk, HS, Tq, T(1), pd + pb, Tk, dctx, C, T(0),
-                       sc.dv.data() + static_cast<size_t>(b) * Tk * C + h * HS, C);
+      const T* dctx = sc.dctx.data() + static_cast<size_t>(b) * Tq * I + h * HS;
+      const T* vb = sv.v.data() + static_cast<size_t>(b) * Tk * I + h * HS;
+      kernels::gemm<T>(false, true, Tq, Tk, HS, T(1), dctx, I, vb, I, T(0), dp + pb, Tk);  // d(dropped probs)
+      kernels::gemm<T>(true, false, Tk, HS, Tq, T(1), pd + pb, Tk, dctx, I, T(0),
+                       sc.dv.data() + static_cast<size_t>(b) * Tk * I + h * HS, I);
     }
   kernels::dropout_backward(dp, dp, P, drop.p(s.attn_dropout), drop.seed, s.stream + kProbs);
-  // softmax: dS = P (dP - sum_j dP P), times the score scale
+  // softmax: d(scores) = P (dP - sum_j dP P): the position bias's gradient; times the score
+  // scale, the products'
   const T* pr = sv.probs.data();
   for (size_t r = 0; r < P / Tk; ++r) {
     const T* p = pr + r * Tk;
     T* g = dp + r * Tk;
     double dot = 0;
     for (int j = 0; j < Tk; ++j) dot += static_cast<double>(g[j]) * p[j];
-    for (int j = 0; j < Tk; ++j) g[j] = static_cast<T>(p[j] * (g[j] - dot)) * scale;
+    T* db = d_pos_bias ? d_pos_bias + (r % Tq) * Tk * NH + (r / Tq) % NH : nullptr;  // row i, head h
+    for (int j = 0; j < Tk; ++j) {
+      const T ds = static_cast<T>(p[j] * (g[j] - dot));
+      if (db) db[static_cast<size_t>(j) * NH] += ds;
+      g[j] = ds * scale;
+    }
   }
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
       const size_t pb = (static_cast<size_t>(b) * NH + h) * block;
-      const size_t qo = static_cast<size_t>(b) * Tq * C + h * HS, ko = static_cast<size_t>(b) * Tk * C + h * HS;
-      kernels::gemm<T>(false, false, Tq, HS, Tk, T(1), dp + pb, Tk, sv.k.data() + ko, C, T(0), sc.dq.data() + qo, C);
-      kernels::gemm<T>(true, false, Tk, HS, Tq, T(1), dp + pb, Tk, sv.q.data() + qo, C, T(0), sc.dk.data() + ko, C);
+      const size_t qo = static_cast<size_t>(b) * Tq * I + h * HS, ko = static_cast<size_t>(b) * Tk * I + h * HS;
+      kernels::gemm<T>(false, false, Tq, HS, Tk, T(1), dp + pb, Tk, sv.k.data() + ko, I, T(0), sc.dq.data() + qo, I);
+      kernels::gemm<T>(true, false, Tk, HS, Tq, T(1), dp + pb, Tk, sv.q.data() + qo, I, T(0), sc.dk.data() + ko, I);
     }
-  linear_backward(s.q, f, x, sc.dq.data(), dx, Nq);
-  kernels::add(dx, d_h, dx, NqC);  // the residual
-  linear_backward(s.k, f, kv, sc.dk.data(), t, Nk);
-  kernels::add(dkv, t, dkv, NkC);
-  linear_backward(s.v, f, kv, sc.dv.data(), t, Nk);
-  kernels::add(dkv, t, dkv, NkC);
+  // The projections' input gradient dn: post-LN the sublayer's input x itself (dx, plus the
+  // residual), pre-LN the normalised input (d_h is free there), which the norm takes back to x.
+  const T* in = pre ? sv.normed.data() : x;
+  T* dn = pre ? d_h : dx;
+  linear_backward(s.q, f, in, sc.dq.data(), dn, Nq);
+  if (!pre) kernels::add(dx, d_h, dx, NqC);  // the residual
+  const T* src = kv ? kv : in;
+  T* dsrc = kv ? dkv : dn;
+  linear_backward(s.k, f, src, sc.dk.data(), t, Nk);
+  kernels::add(dsrc, t, dsrc, NkC);
+  linear_backward(s.v, f, src, sc.dv.data(), t, Nk);
+  kernels::add(dsrc, t, dsrc, NkC);
+  if (pre) {
+    rmsnorm_backward(s.rms, f, x, sv.rstd.data(), dn, dx, Nq);
+    kernels::add(dx, dout, dx, NqC);  // the residual
+  }
 }
 
 template <typename T>
 void ffn_sublayer_forward(const FfnSublayerSpec& s, Flat<T> f, const T* x, int N, const DropoutCtx& drop,
                           FfnSublayerSaved<T>& sv, Seq2SeqScratch<T>& sc) {
+  const bool pre = s.norm == SublayerNorm::PreRmsNorm;
   const int C = s.fc1.in, F = s.fc1.out;
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
   sv.pre.resize(NF);
-  for (Buffer<T>* b : {&sv.h, &sv.out}) b->resize(NC);
-  for (Buffer<T>* b : {&sv.mean, &sv.rstd}) b->resize(N);
+  sv.out.resize(NC);
+  sv.rstd.resize(N);
   sc.wide_a.resize(NF);
   T* a = sc.wide_a.data();
-  kernels::linear_act_forward(s.act, x, f.p + s.fc1.w, f.p + s.fc1.b, sv.pre.data(), a, N, C, F);
+  const T* in = x;
+  if (pre) {
+    sv.normed.resize(NC);
+    rmsnorm_forward(s.rms, f, x, sv.normed.data(), sv.rstd.data(), N);
+    in = sv.normed.data();
+  }
+  kernels::linear_act_forward(s.act, in, f.p + s.fc1.w, s.fc1.b == LinearSpec::kNoBias ? nullptr : f.p + s.fc1.b,
+                              sv.pre.data(), a, N, C, F);
+  if (s.gated) {
+    sv.lin.resize(NF);
+    linear_forward(s.gate, f, in, sv.lin.data(), N);
+    kernels::mul(a, sv.lin.data(), a, NF);
+  }
   kernels::dropout_forward(a, a, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
+  if (pre) {  // out = x + dropout(fc2(a))
+    linear_forward(s.fc2, f, a, sv.out.data(), N);
+    kernels::dropout_forward(sv.out.data(), sv.out.data(), NC, drop.p(s.dropout), drop.seed, s.stream + kFfnOut);
+    kernels::add(sv.out.data(), x, sv.out.data(), NC);
+    return;
+  }
+  sv.h.resize(NC);
+  sv.mean.resize(N);
   linear_forward(s.fc2, f, a, sv.h.data(), N);
   kernels::dropout_forward(sv.h.data(), sv.h.data(), NC, drop.p(s.dropout), drop.seed, s.stream + kFfnOut);
   kernels::add(sv.h.data(), x, sv.h.data(), NC);
@@ -158,35 +211,64 @@ void ffn_sublayer_forward(const FfnSublayerSpec& s, Flat<T> f, const T* x, int N
 template <typename T>
 void ffn_sublayer_backward(const FfnSublayerSpec& s, Flat<T> f, const T* x, int N, const DropoutCtx& drop,
                            const FfnSublayerSaved<T>& sv, const T* dout, T* dx, Seq2SeqScratch<T>& sc) {
+  const bool pre = s.norm == SublayerNorm::PreRmsNorm;
   const int C = s.fc1.in, F = s.fc1.out;
   const size_t NC = static_cast<size_t>(N) * C, NF = static_cast<size_t>(N) * F;
   for (Buffer<T>* b : {&sc.d_h, &sc.t}) b->resize(std::max(sc.d_h.size(), NC));
   sc.wide_a.resize(NF);
   sc.wide_b.resize(NF);
+  if (s.gated) sc.wide_c.resize(NF);
   T* d_h = sc.d_h.data();
   T* t = sc.t.data();
   T* a = sc.wide_a.data();
   T* g = sc.wide_b.data();
-  layernorm_backward(s.ln, f, sv.h.data(), sv.mean.data(), sv.rstd.data(), dout, d_h, N);
-  kernels::dropout_backward(d_h, t, NC, drop.p(s.dropout), drop.seed, s.stream + kFfnOut);
-  // act(pre) and act'(pre) from one pass; fc2's weight gradient reads the dropped-out activation
+  if (!pre) layernorm_backward(s.ln, f, sv.h.data(), sv.mean.data(), sv.rstd.data(), dout, d_h, N);
+  kernels::dropout_backward(pre ? dout : d_h, t, NC, drop.p(s.dropout), drop.seed, s.stream + kFfnOut);
+  // act(pre) and act'(pre) from one pass; fc2's weight gradient reads the dropped-out
+  // activation (or gated product)
   kernels::activation_value_and_grad(s.act, sv.pre.data(), a, g, NF);
-  kernels::dropout_forward(a, a, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
-  linear_backward(s.fc2, f, a, t, a, N);  // a <- d(dropped activation)
-  kernels::dropout_backward(a, a, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
-  kernels::mul(a, g, a, NF);
-  linear_backward(s.fc1, f, x, a, dx, N);
-  kernels::add(dx, d_h, dx, NC);
+  const T* in = pre ? sv.normed.data() : x;
+  T* dn = pre ? d_h : dx;  // the input gradient of fc1 (and gate): x's post-LN, the norm's output's pre-LN
+  if (!s.gated) {
+    kernels::dropout_forward(a, a, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
+    linear_backward(s.fc2, f, a, t, a, N);  // a <- d(dropped activation)
+    kernels::dropout_backward(a, a, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
+    kernels::mul(a, g, a, NF);
+    linear_backward(s.fc1, f, in, a, dn, N);
+  } else {
+    T* m = sc.wide_c.data();  // the product act(pre) * lin, then its gradient
+    const T* lin = sv.lin.data();
+    kernels::mul(a, lin, m, NF);
+    kernels::dropout_forward(m, m, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
+    linear_backward(s.fc2, f, m, t, m, N);
+    kernels::dropout_backward(m, m, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
+    kernels::mul(m, a, a, NF);    // a <- d(lin)
+    kernels::mul(m, lin, m, NF);  // m <- d(act(pre))
+    kernels::mul(m, g, m, NF);    // m <- d(pre)
+    linear_backward(s.gate, f, in, a, dn, N);
+    linear_backward(s.fc1, f, in, m, t, N);
+    kernels::add(dn, t, dn, NC);
+  }
+  if (!pre) {
+    kernels::add(dx, d_h, dx, NC);  // the residual
+    return;
+  }
+  rmsnorm_backward(s.rms, f, x, sv.rstd.data(), dn, dx, N);
+  kernels::add(dx, dout, dx, NC);  // the residual
 }
 
 #define STRATA_SEQ2SEQ_LAYER(T)                                                                                   \
   template void attention_sublayer_forward<T>(const AttentionSublayerSpec&, Flat<T>, const T*, const T*,           \
-                                              const int32_t*, int, int, int, const DropoutCtx&,                    \
+                                              const int32_t*, const T*, int, int, int, const DropoutCtx&,          \
                                               AttentionSublayerSaved<T>&, Seq2SeqScratch<T>&);                      \
   template void attention_sublayer_backward<T>(const AttentionSublayerSpec&, Flat<T>, const T*, const T*,          \
                                                const int32_t*, int, int, int, const DropoutCtx&,                   \
-                                               const AttentionSublayerSaved<T>&, const T*, T*, T*,                 \
+                                               const AttentionSublayerSaved<T>&, const T*, T*, T*, T*,             \
                                                Seq2SeqScratch<T>&);                                                 \
+  template const T* attention_input<T>(const AttentionSublayerSpec&, Flat<T>, const T*, int,                      \
+                                       AttentionSublayerSaved<T>&);                                                \
+  template void attention_output<T>(const AttentionSublayerSpec&, Flat<T>, const T*, int, const DropoutCtx&,      \
+                                    AttentionSublayerSaved<T>&);                                                   \
   template void ffn_sublayer_forward<T>(const FfnSublayerSpec&, Flat<T>, const T*, int, const DropoutCtx&,         \
                                         FfnSublayerSaved<T>&, Seq2SeqScratch<T>&);                                  \
   template void ffn_sublayer_backward<T>(const FfnSublayerSpec&, Flat<T>, const T*, int, const DropoutCtx&,        \

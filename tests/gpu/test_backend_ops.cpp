@@ -329,6 +329,20 @@ void layernorm_cases() {
                                    p.inout("dbeta", db0), s.N, s.C);
     });
   }
+  for (const S s : {S{1, 1}, S{3, 7}, S{64, 512}, S{33, 1025}}) {
+    const size_t n = static_cast<size_t>(s.N) * s.C;
+    const auto x = randn(n, 2.0f), gamma = randn(s.C), dy = randn(n), dg0 = randn(s.C);
+    const std::string sh = shape({{"N", s.N}, {"C", s.C}});
+    check("rmsnorm_forward " + sh, false, [&](Phase& p) {
+      k::rmsnorm_forward<float>(p.in(x), p.in(gamma), p.out("y", n), p.out("rstd", s.N), s.N, s.C, 1e-6);
+    });
+    check("rmsnorm_backward " + sh, false, [&](Phase& p) {
+      float* rstd = p.scratch(s.N);
+      k::rmsnorm_forward<float>(p.in(x), p.in(gamma), p.scratch(n), rstd, s.N, s.C, 1e-6);
+      k::rmsnorm_backward<float>(p.in(x), p.in(gamma), rstd, p.in(dy), p.out("dx", n), p.inout("dgamma", dg0), s.N,
+                                 s.C);
+    });
+  }
   // layernorm_apply gives the forward's bits on the GPU itself.
   check("layernorm_apply == forward, bitwise, on each device N=77,C=300", false, [&](Phase& p) {
     const int N = 77, C = 300;

@@ -22,6 +22,16 @@ void layernorm_backward(const T* x, const T* gamma, const T* mean, const T* rstd
 }
 
 template <typename T>
+void rmsnorm_forward(const T* x, const T* gamma, T* y, T* rstd, int N, int C, double eps) {
+  STRATA_ISA_CALL(active_isa(), rmsnorm_forward<T>, x, gamma, y, rstd, N, C, eps);
+}
+
+template <typename T>
+void rmsnorm_backward(const T* x, const T* gamma, const T* rstd, const T* dy, T* dx, T* dgamma, int N, int C) {
+  STRATA_ISA_CALL(active_isa(), rmsnorm_backward<T>, x, gamma, rstd, dy, dx, dgamma, N, C);
+}
+
+template <typename T>
 void activation_forward(Activation a, const T* x, T* y, size_t n) {
   STRATA_ISA_CALL(active_isa(), activation_forward<T>, a, x, y, n);
 }
@@ -132,6 +142,8 @@ double sum_squares(const T* x, size_t n) {
   template void layernorm_forward<T>(const T*, const T*, const T*, T*, T*, T*, int, int, double);                  \
   template void layernorm_apply<T>(const T*, const T*, const T*, const T*, const T*, T*, int, int);                \
   template void layernorm_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, int, int);     \
+  template void rmsnorm_forward<T>(const T*, const T*, T*, T*, int, int, double);                                  \
+  template void rmsnorm_backward<T>(const T*, const T*, const T*, const T*, T*, T*, int, int);                     \
   template void activation_forward<T>(Activation, const T*, T*, size_t);                                           \
   template void activation_backward<T>(Activation, const T*, const T*, T*, size_t);                                \
   template void activation_value_and_grad<T>(Activation, const T*, T*, T*, size_t);                                \

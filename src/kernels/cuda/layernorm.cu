@@ -1,4 +1,4 @@
-// LayerNorm over the last dimension (kernels/ops.h) on the GPU: one warp per row. As on the
+// LayerNorm and RMS norm over the last dimension (kernels/ops.h) on the GPU: one warp per row. As on the
 // CPU, the row statistics are accumulated in double and the output and input gradient are
 // formed in float with the CPU's operations in the CPU's order, each rounded once (_rn
 // intrinsics: nvcc would otherwise contract them into FMAs): given the same mean and rstd, an
@@ -93,6 +93,46 @@ struct DbetaTerm {
   __device__ float operator()(int n, int c) const { return dy[static_cast<size_t>(n) * C + c]; }
 };
 
+// RMS norm (T5LayerNorm): y = gamma * (x * r), r = 1 / sqrt(mean(x^2) + eps), as on the CPU.
+__global__ void rmsnorm_forward_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
+                                       float* __restrict__ y, float* __restrict__ rstd, int N, int C, double eps) {
+  const int n = blockIdx.x * kRowsPerBlock + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+  if (n >= N) return;
+  const float* xr = x + static_cast<size_t>(n) * C;
+  double s = 0;
+  for (int c = lane; c < C; c += 32) s += static_cast<double>(xr[c]) * xr[c];
+  const float rt = static_cast<float>(1.0 / sqrt(warp_sum(s) / C + eps));
+  float* yr = y + static_cast<size_t>(n) * C;
+  for (int c = lane; c < C; c += 32) yr[c] = __fmul_rn(gamma[c], __fmul_rn(xr[c], rt));
+  if (lane == 0) rstd[n] = rt;
+}
+
+// dx = r * (dy * gamma - xhat * mean(g * xhat)), g = dy * gamma, xhat = x * r.
+__global__ void rmsnorm_dx_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
+                                  const float* __restrict__ rstd, const float* __restrict__ dy, float* __restrict__ dx,
+                                  int N, int C) {
+  const int n = blockIdx.x * kRowsPerBlock + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+  if (n >= N) return;
+  const float* xr = x + static_cast<size_t>(n) * C;
+  const float* dyr = dy + static_cast<size_t>(n) * C;
+  const float r = rstd[n];
+  double sgx = 0;
+  for (int c = lane; c < C; c += 32) sgx += __fmul_rn(__fmul_rn(dyr[c], gamma[c]), __fmul_rn(xr[c], r));
+  const float mgx = static_cast<float>(warp_sum(sgx) / C);
+  float* dxr = dx + static_cast<size_t>(n) * C;
+  for (int c = lane; c < C; c += 32)
+    dxr[c] = __fmul_rn(r, __fsub_rn(__fmul_rn(dyr[c], gamma[c]), __fmul_rn(__fmul_rn(xr[c], r), mgx)));
+}
+
+struct RmsDgammaTerm {
+  const float *x, *dy, *rstd;
+  int C;
+  __device__ float operator()(int n, int c) const {
+    const size_t i = static_cast<size_t>(n) * C + c;
+    return __fmul_rn(dy[i], __fmul_rn(x[i], rstd[n]));
+  }
+};
+
 }  // namespace
 
 void layernorm_forward(const T* x, const T* gamma, const T* beta, T* y, T* mean, T* rstd, int N, int C, double eps) {
@@ -118,6 +158,19 @@ void layernorm_backward(const T* x, const T* gamma, const T* mean, const T* rstd
   add_column_sums(DbetaTerm{dy, C}, N, C, dbeta);
   layernorm_dx_kernel<<<ceil_div(N, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream()>>>(x, gamma, mean, rstd, dy, dx,
                                                                                       N, C);
+  STRATA_CUDA_LAUNCH_CHECK();
+}
+
+void rmsnorm_forward(const T* x, const T* gamma, T* y, T* rstd, int N, int C, double eps) {
+  if (N <= 0) return;
+  rmsnorm_forward_kernel<<<ceil_div(N, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream()>>>(x, gamma, y, rstd, N, C, eps);
+  STRATA_CUDA_LAUNCH_CHECK();
+}
+
+void rmsnorm_backward(const T* x, const T* gamma, const T* rstd, const T* dy, T* dx, T* dgamma, int N, int C) {
+  if (N <= 0) return;
+  add_column_sums(RmsDgammaTerm{x, dy, rstd, C}, N, C, dgamma);
+  rmsnorm_dx_kernel<<<ceil_div(N, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream()>>>(x, gamma, rstd, dy, dx, N, C);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 

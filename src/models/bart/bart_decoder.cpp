@@ -23,7 +23,7 @@ BartDecoder<T>::BartDecoder(const BartModel<T>& m, const std::vector<int32_t>& s
   const nn::Flat<T> f = m.flat_for_forward();
   cross_.resize(m.dec_.size());
   for (size_t i = 0; i < m.dec_.size(); ++i) {
-    cross_[i].reset(1, source_len_, c.hidden_size);
+    cross_[i].reset(1, source_len_, m.dec_[i].cross_attn.k.out);
     nn::cache_keys_values(m.dec_[i].cross_attn, f, enc_out, 1, source_len_, 0, cross_[i], tmp_);
   }
 }
@@ -37,7 +37,7 @@ void BartDecoder<T>::reset(int B, int capacity) {
   capacity_ = capacity;
   len_ = 0;
   self_.resize(m_.dec_.size());
-  for (auto& cache : self_) cache.reset(B, capacity, m_.config().hidden_size);
+  for (size_t i = 0; i < self_.size(); ++i) self_[i].reset(B, capacity, m_.dec_[i].self_attn.k.out);
 }
 
 template <typename T>
@@ -51,10 +51,9 @@ const T* BartDecoder<T>::append(const int32_t* ids, int n) {
   const T* x = emb_.out.data();
   for (size_t i = 0; i < m_.dec_.size(); ++i) {
     const BartDecoderLayerSpec& layer = m_.dec_[i];
-    nn::cache_keys_values(layer.self_attn, f, x, B_, n, len_, self_[i], tmp_);
-    nn::attention_sublayer_step(layer.self_attn, f, x, B_, n, len_, self_[i], len_ + n, nullptr, self_step_);
-    nn::attention_sublayer_step(layer.cross_attn, f, self_step_.out.data(), B_, n, len_, cross_[i], source_len_,
-                                nullptr, cross_step_);
+    nn::attention_sublayer_step(layer.self_attn, f, x, B_, n, len_, self_[i], true, len_ + n, self_step_, tmp_);
+    nn::attention_sublayer_step(layer.cross_attn, f, self_step_.out.data(), B_, n, len_, cross_[i], false,
+                                source_len_, cross_step_, tmp_);
     nn::ffn_sublayer_forward(layer.ffn, f, cross_step_.out.data(), N, off, ffn_, scratch_);
     x = ffn_.out.data();
   }
@@ -72,13 +71,14 @@ const T* BartDecoder<T>::append(const int32_t* ids, int n) {
 template <typename T>
 void BartDecoder<T>::reorder(const std::vector<int32_t>& rows) {
   check_reorder_rows("bart decoder", rows, B_);
-  const size_t width = static_cast<size_t>(capacity_) * m_.config().hidden_size;
-  tmp_.resize(static_cast<size_t>(B_) * width);
-  for (auto& cache : self_)
+  for (auto& cache : self_) {
+    const size_t width = cache.k.size() / static_cast<size_t>(B_);
+    tmp_.resize(cache.k.size());
     for (Buffer<T>* kv : {&cache.k, &cache.v}) {
       kernels::gather_rows(kv->data(), rows.data(), tmp_.data(), B_, static_cast<int>(width));
       kernels::copy(tmp_.data(), kv->data(), static_cast<size_t>(B_) * width);
     }
+  }
 }
 
 template class BartDecoder<float>;

@@ -27,7 +27,7 @@ class BartDecoder final : public CausalDecoder<T> {
   int source_len_ = 0, B_ = 0, capacity_ = 0, len_ = 0;
   std::vector<nn::KeyValueCache<T>> self_, cross_;  // one per decoder layer
   BartEmbeddingSaved<T> emb_;
-  nn::AttentionStepBuffers<T> self_step_, cross_step_;
+  nn::AttentionSublayerSaved<T> self_step_, cross_step_;
   nn::FfnSublayerSaved<T> ffn_;
   nn::Seq2SeqScratch<T> scratch_;
   Buffer<T> tmp_, last_, logits_;

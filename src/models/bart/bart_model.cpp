@@ -239,23 +239,22 @@ const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
          "); the decoder reads the encoder's output, which a pipeline stage boundary does not carry");
   auto& s = static_cast<BartState<T>&>(state);
   const nn::Flat<T> f = this->flat_for_forward();
-  const int B = b.B, T_ = b.T, N = B * T_;
+  const int B = b.B, T_ = b.T;
   const int32_t* mask = b.attention_mask.data();
   s.dec.resize(dec_.size());
   const T* enc_out = encode(b, drop, s);
-  const T* x = enc_out;
 
   const std::vector<int32_t> dec_ids = decoder_inputs(b, &s.Td);
   embed(dec_emb_, dec_ids, B, s.Td, drop, s.dec_emb);
   const int Nd = B * s.Td;
-  x = s.dec_emb.out.data();
+  const T* x = s.dec_emb.out.data();
   for (size_t i = 0; i < dec_.size(); ++i) {
     auto& sv = s.dec[i];
     // decoder self-attention: causal only (HF passes no decoder_attention_mask here)
-    nn::attention_sublayer_forward(dec_[i].self_attn, f, x, x, nullptr, B, s.Td, s.Td, drop, sv.self_attn,
-                                   s.scratch);
-    nn::attention_sublayer_forward(dec_[i].cross_attn, f, sv.self_attn.out.data(), enc_out, mask, B, s.Td, T_, drop,
-                                   sv.cross_attn, s.scratch);
+    nn::attention_sublayer_forward<T>(dec_[i].self_attn, f, x, nullptr, nullptr, nullptr, B, s.Td, s.Td, drop,
+                                   sv.self_attn, s.scratch);
+    nn::attention_sublayer_forward<T>(dec_[i].cross_attn, f, sv.self_attn.out.data(), enc_out, mask, nullptr, B, s.Td,
+                                   T_, drop, sv.cross_attn, s.scratch);
     nn::ffn_sublayer_forward(dec_[i].ffn, f, sv.cross_attn.out.data(), Nd, drop, sv.ffn, s.scratch);
     x = sv.ffn.out.data();
   }
@@ -271,7 +270,8 @@ const T* BartModel<T>::encode(const Batch& b, const nn::DropoutCtx& drop, BartSt
   embed(enc_emb_, b.input_ids, B, T_, drop, s.enc_emb);
   const T* x = s.enc_emb.out.data();
   for (size_t i = 0; i < enc_.size(); ++i) {
-    nn::attention_sublayer_forward(enc_[i].self_attn, f, x, x, mask, B, T_, T_, drop, s.enc[i].self_attn, s.scratch);
+    nn::attention_sublayer_forward<T>(enc_[i].self_attn, f, x, nullptr, mask, nullptr, B, T_, T_, drop,
+                                      s.enc[i].self_attn, s.scratch);
     nn::ffn_sublayer_forward(enc_[i].ffn, f, s.enc[i].self_attn.out.data(), N, drop, s.enc[i].ffn, s.scratch);
     x = s.enc[i].ffn.out.data();
   }
@@ -372,10 +372,10 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
     T* d = s.d_dec.data();
     T* d2 = s.d_dec_next.data();
     nn::ffn_sublayer_backward(dec_[i].ffn, f, sv.cross_attn.out.data(), Nd, drop, sv.ffn, d, d2, s.scratch);
-    nn::attention_sublayer_backward(dec_[i].cross_attn, f, sv.self_attn.out.data(), enc_out, mask, B, s.Td, T_, drop,
-                                    sv.cross_attn, d2, d, s.d_enc.data(), s.scratch);
-    nn::attention_sublayer_backward(dec_[i].self_attn, f, in, in, nullptr, B, s.Td, s.Td, drop, sv.self_attn, d, d2,
-                                    d2, s.scratch);
+    nn::attention_sublayer_backward<T>(dec_[i].cross_attn, f, sv.self_attn.out.data(), enc_out, mask, B, s.Td, T_, drop,
+                                    sv.cross_attn, d2, d, s.d_enc.data(), nullptr, s.scratch);
+    nn::attention_sublayer_backward<T>(dec_[i].self_attn, f, in, nullptr, nullptr, B, s.Td, s.Td, drop, sv.self_attn, d,
+                                    d2, nullptr, nullptr, s.scratch);
     std::swap(s.d_dec, s.d_dec_next);
   }
   embed_backward(dec_emb_, f, B, s.Td, drop, s.dec_emb, s.d_dec.data());
@@ -386,8 +386,8 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
     T* d = s.d_enc.data();
     T* d2 = s.d_enc_next.data();
     nn::ffn_sublayer_backward(enc_[i].ffn, f, sv.self_attn.out.data(), N, drop, sv.ffn, d, d2, s.scratch);
-    nn::attention_sublayer_backward(enc_[i].self_attn, f, in, in, mask, B, T_, T_, drop, sv.self_attn, d2, d, d,
-                                    s.scratch);
+    nn::attention_sublayer_backward<T>(enc_[i].self_attn, f, in, nullptr, mask, B, T_, T_, drop, sv.self_attn, d2, d,
+                                    nullptr, nullptr, s.scratch);
   }
   embed_backward(enc_emb_, f, B, T_, drop, s.enc_emb, s.d_enc.data());
   if (grads_final) grads_final(0);  // the shared table (offset 0) is final only after both stacks

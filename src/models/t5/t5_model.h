@@ -1,0 +1,131 @@
+// T5 (HF T5Model / T5ForConditionalGeneration): one shared token table (no padding row, no
+// scaling) for both stacks; pre-RMS-norm blocks (T5LayerNorm: no mean, no bias) with residuals,
+// nn/seq2seq_layer.h: encoder blocks (self-attention with the padding mask, FFN), decoder blocks
+// (causal self-attention, cross-attention over the encoder's output with its padding mask, FFN).
+// No position embeddings: each stack's first block holds relative_attention_bias
+// [num_buckets, num_heads], whose bias (bidirectional buckets in the encoder, causal in the
+// decoder; models/t5/relative_position.h) is added to the scores of every self-attention of the
+// stack, so its gradient sums over all of them; cross-attention has none. Scores are not
+// divided by sqrt(d_kv) (T5 folds that into its init), and the heads' width num_heads * d_kv
+// may differ from d_model. Each stack ends with final_layer_norm and dropout; dropout_rate also
+// drops the embeddings, the attention probabilities, each sublayer's output and the FFN's
+// activation. FFN: relu (wi, wo) or gated (gelu_new(wi_0) * wi_1, wo), no biases anywhere.
+// LM head: tied to the shared table with the decoder's output scaled by d_model^-0.5 (T5), or
+// lm_head.weight of its own and no scaling (v1.1 / flan-t5), as t5_config.h decides.
+//
+// Units: 0 = the shared embedding (and the encoder's dropout), 1..Le the encoder blocks (the
+// last one ends with the encoder's final_layer_norm), Le+1..Le+Ld the decoder blocks (the first
+// reads the decoder's embeddings; the last ends with its final_layer_norm), Le+Ld+1 the LM head.
+// The decoder reads the encoder's output besides the hidden state, so a range must cover the
+// whole model (or, in backward, the head alone); pipeline stages, tensor parallelism and
+// activation checkpointing / offloading are refused, as for BART.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "models/model.h"
+#include "models/t5/t5_config.h"
+#include "nn/seq2seq_layer.h"
+
+namespace strata {
+
+struct T5EncoderBlockSpec {
+  nn::AttentionSublayerSpec self_attn;
+  nn::FfnSublayerSpec ffn;
+};
+struct T5DecoderBlockSpec {
+  nn::AttentionSublayerSpec self_attn, cross_attn;
+  nn::FfnSublayerSpec ffn;
+};
+
+// One stack's relative position bias table, final norm and dropout streams.
+struct T5StackSpec {
+  size_t relative_bias;  // [num_buckets, num_heads]
+  bool bidirectional;
+  nn::RmsNormSpec final_norm;
+  uint64_t embedding_stream, final_stream;
+};
+
+// What a stack keeps besides its blocks' saved tensors.
+template <typename T>
+struct T5StackSaved {
+  std::vector<int32_t> ids;      // token ids [B*T] (the decoder's: decoder_inputs())
+  Buffer<T> emb;                 // embeddings after dropout [B*T, C]
+  std::vector<int32_t> buckets;  // [T*T]
+  Buffer<T> bias;                // [T*T, NH]
+  Buffer<T> final_rstd, out;     // final_layer_norm's statistics, its output after dropout [B*T, C]
+};
+
+template <typename T>
+struct T5State : ModelState {
+  T5StackSaved<T> enc_stack, dec_stack;
+  struct Enc {
+    nn::AttentionSublayerSaved<T> self_attn;
+    nn::FfnSublayerSaved<T> ffn;
+  };
+  struct Dec {
+    nn::AttentionSublayerSaved<T> self_attn, cross_attn;
+    nn::FfnSublayerSaved<T> ffn;
+  };
+  std::vector<Enc> enc;
+  std::vector<Dec> dec;
+  int Td = 0;         // decoder length
+  Buffer<T> scaled;   // tied head: the decoder's output times d_model^-0.5 [B*Td, C]
+  Buffer<T> logits, dlogits;
+  nn::Seq2SeqScratch<T> scratch;
+  Buffer<T> d_dec, d_dec_next, d_enc, d_enc_next, d_bias;
+};
+
+template <typename T>
+class T5Model final : public Model<T> {
+ public:
+  explicit T5Model(const ModelConfig& config);
+
+  const T5Config& t5() const { return t5_; }
+  bool tied_lm_head() const { return t5_.scale_decoder_outputs; }
+  int num_blocks() const override { return t5_.num_layers + t5_.num_decoder_layers; }
+  std::vector<size_t> unit_parameters(int u) const override { return unit_params_.at(static_cast<size_t>(u)); }
+  const T* forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
+                   ModelState& state) const override;
+  LossResult loss(const Batch& b, ModelState& state, double norm = 0) const override;
+  const T* backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output, ModelState& state,
+                    const GradsFinalHook& grads_final = {}) override;
+  std::vector<HeadOutput<T>> head_outputs(const Batch& b, const ModelState& state) const override;
+  const T* infer(const Batch& b, ModelState& state) const override;
+  typename Model<T>::ActivationTerms activation_terms(int B, int T_) const override;
+  size_t scratch_values(int B, int T_) const override;
+  size_t loss_values(int B, int T_) const override;
+  using Model<T>::forward;
+  using Model<T>::backward;
+
+ private:
+  std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& p) const override;
+  void build();
+  nn::AttentionSublayerSpec add_attention(const std::string& p, bool causal, uint64_t stream);
+  nn::FfnSublayerSpec add_ffn(const std::string& p, uint64_t stream);
+  // The decoder's input ids and length Td: decoder_input_ids when the batch has them, else HF's
+  // _shift_right of the labels (decoder_start_token_id, then the row shifted, -100 -> pad), or of
+  // input_ids when there are no labels (T5Model, or a batch without targets).
+  std::vector<int32_t> decoder_inputs(const Batch& b, int* Td) const;
+  // Embeddings (with dropout) and the stack's position bias for B rows of T tokens.
+  void embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCtx& drop, T5StackSaved<T>& s) const;
+  // final_layer_norm and dropout of the stack's last hidden state x.
+  void finish(const T5StackSpec& st, const T* x, int N, const nn::DropoutCtx& drop, T5StackSaved<T>& s) const;
+  // d = d(stack output) in, d(last hidden state) into d_next.
+  void finish_backward(const T5StackSpec& st, nn::Flat<T> f, const T* x, int N, const nn::DropoutCtx& drop,
+                       const T5StackSaved<T>& s, T* d, T* d_next) const;
+  // d = d(embeddings after dropout); d_bias the summed gradient of the stack's position bias.
+  void embed_backward(const T5StackSpec& st, nn::Flat<T> f, int B, int T_, const nn::DropoutCtx& drop,
+                      const T5StackSaved<T>& s, T* d, const T* d_bias) const;
+
+  T5Config t5_;
+  T dec_scale_;  // d_model^-0.5 in T (HF multiplies by the Python float, rounded to the tensor's type)
+  size_t shared_ = 0;
+  size_t lm_head_ = 0;  // untied head's weight (tied: shared_)
+  T5StackSpec enc_stack_{}, dec_stack_{};
+  std::vector<T5EncoderBlockSpec> enc_;
+  std::vector<T5DecoderBlockSpec> dec_;
+  std::vector<std::vector<size_t>> unit_params_;
+};
+
+}  // namespace strata
