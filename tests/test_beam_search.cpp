@@ -1,5 +1,6 @@
-// Beam search (generate/beam_search.h): its bookkeeping on a decoder whose logits are a fixed
-// table (tests/markov_decoder.h), where every step is worked out by hand in the comments, and
+// Beam search (generate/beam_search.h): its bookkeeping, and the length processors (forced
+// bos / eos, min length) in it, on a decoder whose logits are a fixed table
+// (tests/markov_decoder.h), where every step is worked out by hand in the comments, and
 // parity with HF's generate() on the tiny GPT-2 fixture in float64 with both decoders
 // (tests/fixtures/gpt2-causal-lm.beam.json, made by tests/fixtures/make_fixtures_beam.sh).
 #include <gtest/gtest.h>
@@ -186,6 +187,52 @@ TEST(BeamSearch, NoRepeatNgramHoldsForEveryHypothesis) {
       for (size_t j = i + 1; j + 1 < all.size(); ++j)
         EXPECT_FALSE(all[i] == all[j] && all[i + 1] == all[j + 1]) << "bigram at " << i << " and " << j;
   }
+}
+
+// forced_eos_token_id at the last step (max_new_tokens 2 after a one-token prompt, so at a
+// sequence of two): each beam's only candidate is eos with log-probability 0, so the hypotheses
+// keep their first step's score:
+//   step 0: running [1] ln .5, [2] ln .35 (as in scenario_a)
+//   step 1: [1 3] = ln .5 and [2 3] = ln .35, scored / 2: [1 3] first.
+// Unforced, the same search returns [2 3] (ln .35 + ln .9) first, then [1 3] (ln .5 + ln .4).
+TEST(BeamSearch, ForcedEosEndsEveryHypothesisAtMaxLength) {
+  test::MarkovDecoder dec = scenario_a();
+  GenerationConfig g = beams(2, 2, 1.0, EarlyStopping::Heuristic, 2);
+  expect_hypotheses(generate(dec, {0}, g, 4, 100, 0), {{2, 3}, {1, 3}}, {kA23 / 2, kA13 / 2});
+  g.forced_eos_token_ids = {3};
+  expect_hypotheses(generate(dec, {0}, g, 4, 100, 0), {{1, 3}, {2, 3}}, {std::log(.5) / 2, std::log(.35) / 2});
+}
+
+// forced_bos_token_id 2 after the one-token prompt: beam 0's only candidate is 2 (log-prob 0),
+// the duplicate beam's is 2 at -1e9. Step 1: [2 3] (ln .9) is the best candidate and finishes;
+// [2 2] and [2 1] run on. Step 2, the last: [2 2 3] = ln .05 + ln .9 and [2 1 3] = ln .03 + ln .4
+// finish; [2 3] and [2 2 3] are kept.
+TEST(BeamSearch, ForcedBosStartsEveryHypothesis) {
+  test::MarkovDecoder dec = scenario_a();
+  GenerationConfig g = beams(2, 3, 1.0, EarlyStopping::OnceNumBeamsDone, 2);
+  g.forced_bos_token_id = 2;
+  expect_hypotheses(generate(dec, {0}, g, 4, 100, 0), {{2, 3}, {2, 2, 3}},
+                    {std::log(.9) / 2, (std::log(.05) + std::log(.9)) / 3});
+  // A two-token prompt is past HF's cur_len == 1: nothing is forced.
+  const auto forced = generate(dec, {1, 0}, g, 4, 100, 0);
+  g.forced_bos_token_id.reset();
+  const auto free = generate(dec, {1, 0}, g, 4, 100, 0);
+  ASSERT_EQ(forced.size(), free.size());
+  for (size_t i = 0; i < free.size(); ++i) EXPECT_EQ(forced[i].ids, free[i].ids);
+}
+
+// min_new_tokens 2 bans eos at steps 0 and 1 (sequences of 1 and 2 < min_length 3):
+//   step 1: [1 1] ln .5 + ln .3 and [1 2] ln .5 + ln .25 run on ([2 3] and [1 3] are banned).
+//   step 2 (the last): [1 2 3] and [1 1 3] finish, the two hypotheses of scenario_a's "never".
+TEST(BeamSearch, MinNewTokensKeepsEosBack) {
+  test::MarkovDecoder dec = scenario_a();
+  GenerationConfig g = beams(2, 3, 1.0, EarlyStopping::Heuristic, 2);
+  g.min_new_tokens = 2;
+  expect_hypotheses(generate(dec, {0}, g, 4, 100, 0), {{1, 2, 3}, {1, 1, 3}}, {kA123 / 3, kA113 / 3});
+  // min_length counts the prompt: 3 with a one-token prompt is the same rule.
+  g.min_new_tokens.reset();
+  g.min_length = 3;
+  expect_hypotheses(generate(dec, {0}, g, 4, 100, 0), {{1, 2, 3}, {1, 1, 3}}, {kA123 / 3, kA113 / 3});
 }
 
 TEST(BeamSearch, LogSoftmaxIsFloat32OfTheFloat32Logits) {

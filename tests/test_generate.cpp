@@ -396,7 +396,8 @@ TEST(GenerationConfig, ReadsHfFieldsAndNamesWhatItIgnores) {
   std::ofstream(dir.path("generation_config.json"))
       << R"({"do_sample": true, "top_k": 0, "top_p": 0.9, "temperature": 0.7, "max_length": 64,
             "eos_token_id": [50256, 7], "bos_token_id": 50256, "num_beams": 1, "repetition_penalty": 1.3,
-            "no_repeat_ngram_size": 3, "min_length": 5, "num_beam_groups": 1, "transformers_version": "4.36.2"})";
+            "no_repeat_ngram_size": 3, "min_length": 5, "num_beam_groups": 1, "typical_p": 0.5,
+            "transformers_version": "4.36.2"})";
   std::vector<std::string> ignored;
   const gen::GenerationConfig g = gen::load_generation_config(dir.path(), &ignored);
   EXPECT_TRUE(g.do_sample);
@@ -409,7 +410,8 @@ TEST(GenerationConfig, ReadsHfFieldsAndNamesWhatItIgnores) {
   EXPECT_EQ(g.bos_token_id, 50256);
   EXPECT_DOUBLE_EQ(g.repetition_penalty, 1.3);
   EXPECT_EQ(g.no_repeat_ngram_size, 3);
-  EXPECT_EQ(ignored, std::vector<std::string>{"min_length = 5"});  // num_beam_groups 1 is HF's default
+  EXPECT_EQ(g.min_length, 5);
+  EXPECT_EQ(ignored, std::vector<std::string>{"typical_p = 0.5"});  // num_beam_groups 1 is HF's default
 }
 
 TEST(GenerationConfig, ReadsBeamSearchFields) {
@@ -438,6 +440,62 @@ TEST(GenerationConfig, ReadsBeamSearchFields) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The length processors' fields (generate/logits_processors.h), from a file and checked.
+TEST(GenerationConfig, ReadsAndChecksTheLengthProcessorFields) {
+  test::ScratchDir dir;
+  std::ofstream(dir.path("generation_config.json"))
+      << R"({"min_length": 56, "min_new_tokens": 3, "forced_bos_token_id": 0, "forced_eos_token_id": [2, 5]})";
+  std::vector<std::string> ignored;
+  gen::GenerationConfig g = gen::load_generation_config(dir.path(), &ignored);
+  EXPECT_TRUE(ignored.empty());
+  EXPECT_EQ(g.min_length, 56);
+  EXPECT_EQ(g.min_new_tokens, 3);
+  EXPECT_EQ(g.min_sequence_length(4), 7);  // min_new_tokens wins, after the prompt
+  EXPECT_EQ(g.forced_bos_token_id, 0);
+  EXPECT_EQ(g.forced_eos_token_ids, (std::vector<int32_t>{2, 5}));
+  EXPECT_NO_THROW(g.check_forced_ids(6, ""));
+  try {
+    g.check_forced_ids(5, "where: ");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "where: forced_eos_token_id 5 is not a token of the model's vocabulary (vocab_size 5)");
+  }
+  // null is unset, as in HF.
+  std::ofstream(dir.path("generation_config.json")) << R"({"forced_bos_token_id": null, "min_new_tokens": null})";
+  g = gen::load_generation_config(dir.path(), nullptr);
+  EXPECT_FALSE(g.forced_bos_token_id.has_value());
+  EXPECT_FALSE(g.min_new_tokens.has_value());
+  EXPECT_EQ(g.min_sequence_length(4), 0);
+  std::ofstream(dir.path("generation_config.json")) << R"({"forced_eos_token_id": -1})";
+  EXPECT_THROW(gen::load_generation_config(dir.path(), nullptr), Error);
+  auto message = [](auto edit) {
+    gen::GenerationConfig c;
+    edit(c);
+    try {
+      c.validate("");
+      return std::string("accepted");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(message([](auto& c) { c.min_length = -1; }), "min_length must be a non-negative integer (0: off), got -1");
+  EXPECT_EQ(message([](auto& c) { c.min_new_tokens = -2; }), "min_new_tokens must be a non-negative integer, got -2");
+  EXPECT_EQ(message([](auto& c) { c.forced_bos_token_id = -1; }), "forced_bos_token_id must be a token id, got -1");
+  EXPECT_EQ(message([](auto& c) { c.min_new_tokens = 0; }), "accepted");
+}
+
+// A BART config.json without generation_config.json: its forced_eos_token_id applies, as HF
+// reads it from the legacy config.
+TEST(GenerationConfig, ConfigJsonsForcedEosApplies) {
+  test::ScratchDir dir;
+  std::ofstream(dir.path("config.json"))
+      << R"({"model_type": "bart", "eos_token_id": 2, "forced_eos_token_id": 2, "forced_bos_token_id": 0})";
+  const gen::GenerationConfig g = gen::load_generation_config(dir.path(), nullptr);
+  EXPECT_EQ(g.forced_eos_token_ids, std::vector<int32_t>{2});
+  EXPECT_EQ(g.forced_bos_token_id, 0);
 }
 
 TEST(GenerationConfig, WithoutGenerationConfigJsonTheModelConfigsIdsApply) {

@@ -4,6 +4,7 @@
 // reproducible per seed, and bad input exits non-zero with a message naming what is wrong.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -96,11 +97,11 @@ TEST_F(GenerateCli, PromptFileGivesOneResultPerLine) {
 
 TEST_F(GenerateCli, GenerationConfigJsonGivesDefaultsAndFlagsOverride) {
   test::write_text(model + "/generation_config.json",
-                   R"({"max_new_tokens": 4, "eos_token_id": 511, "min_length": 2})");
+                   R"({"max_new_tokens": 4, "eos_token_id": 511, "typical_p": 0.5})");
   auto r = run({"--prompt", "the cat", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines(r)[0]["sequences"][0]["generated_ids"].size(), 4u);
-  EXPECT_NE(r.err.find("min_length = 2 is not implemented"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("typical_p = 0.5 is not implemented"), std::string::npos) << r.err;
   r = run({"--prompt", "the cat", "--json", "--max-new-tokens", "6"});
   EXPECT_EQ(lines(r)[0]["sequences"][0]["generated_ids"].size(), 6u);
 }
@@ -161,6 +162,38 @@ TEST_F(GenerateCli, BeamSearchSettingsComeFromGenerationConfigJson) {
   ASSERT_EQ(w.exit_code, 0) << w.err;
   EXPECT_NE(w.err.find("--length-penalty and --early-stopping only apply with --num-beams > 1"), std::string::npos)
       << w.err;
+}
+
+// forced_eos_token_id from generation_config.json ends every sequence with eos at the last
+// position at the latest; --min-new-tokens holds eos back until then, so the sequence is full.
+TEST_F(GenerateCli, LengthRulesComeFromGenerationConfigJsonAndFlags) {
+  test::write_text(model + "/generation_config.json", R"({"eos_token_id": 137, "forced_eos_token_id": 137})");
+  for (const char* beams : {"1", "3"}) {
+    auto r = run({"--prompt", "Hello world, the cat", "--max-new-tokens", "5", "--num-beams", beams, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<int32_t> ids = lines(r)[0]["sequences"][0]["generated_ids"];
+    EXPECT_LE(ids.size(), 5u) << beams;
+    EXPECT_EQ(ids.back(), 137) << beams;
+    r = run({"--prompt", "Hello world, the cat", "--max-new-tokens", "5", "--num-beams", beams, "--min-new-tokens", "5",
+             "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ids = lines(r)[0]["sequences"][0]["generated_ids"].get<std::vector<int32_t>>();
+    EXPECT_EQ(ids.size(), 5u) << beams;
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), 137), 1) << beams;  // the forced one, last
+    EXPECT_EQ(ids.back(), 137) << beams;
+    EXPECT_EQ(lines(r)[0]["sequences"][0]["finish_reason"], "eos_token");
+  }
+  // A minimum above the maximum draws HF's warning and generates up to the maximum.
+  const auto r = run({"--prompt", "Hello world, the cat", "--max-new-tokens", "3", "--min-length", "40", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("unfeasible length constraints: the minimum length (40) is larger than the maximum possible "
+                       "length"),
+            std::string::npos)
+      << r.err;
+  expect_failure({"--prompt", "a", "--min-new-tokens", "-1"}, {"min_new_tokens must be a non-negative integer"});
+  test::write_text(model + "/generation_config.json", R"({"forced_bos_token_id": 600})");
+  expect_failure({"--prompt", "a"},
+                 {"forced_bos_token_id 600 is not a token of the model's vocabulary (vocab_size 512)"});
 }
 
 TEST_F(GenerateCli, BadBeamSettingsExitNonZeroNamingTheProblem) {

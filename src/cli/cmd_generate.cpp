@@ -28,7 +28,8 @@ namespace {
 struct GenerateOptions {
   std::string dir;
   std::optional<std::string> prompt, prompt_file, tokenizer;
-  std::optional<int> max_new_tokens, top_k, num_return_sequences, num_beams, no_repeat_ngram_size;
+  std::optional<int> max_new_tokens, min_new_tokens, min_length, top_k, num_return_sequences, num_beams,
+      no_repeat_ngram_size;
   std::optional<double> temperature, top_p, length_penalty, repetition_penalty;
   std::optional<std::string> early_stopping;
   std::optional<long long> seed;
@@ -74,6 +75,8 @@ gen::GenerationConfig generation_config(const GenerateOptions& a, const std::str
     std::fprintf(stderr, "strata generate: warning: %s: %s is not implemented; generating without it\n", dir.c_str(),
                  field.c_str());
   if (a.max_new_tokens) g.max_new_tokens = *a.max_new_tokens;
+  if (a.min_new_tokens) g.min_new_tokens = *a.min_new_tokens;
+  g.min_length = a.min_length.value_or(g.min_length);
   if (a.do_sample_flag->count()) g.do_sample = a.do_sample;
   g.temperature = a.temperature.value_or(g.temperature);
   g.top_k = a.top_k.value_or(g.top_k);
@@ -130,6 +133,8 @@ int run_generate(const GenerateOptions& a) {
   const std::string tok_dir = a.tokenizer.value_or(dir);
   const tok::Tokenizer tk = tok::Tokenizer::from_dir(tok_dir);
   std::vector<std::vector<int32_t>> ids;
+  g.check_forced_ids(cfg.vocab_size, "strata generate: " + dir + ": ");
+  bool warned_min_length = false;
   for (size_t i = 0; i < prompts.size(); ++i) {
     std::vector<int32_t> p = tk.encode(prompts[i]).ids;
     if (p.empty()) {
@@ -157,6 +162,13 @@ int run_generate(const GenerateOptions& a) {
       fail("strata generate: prompt ", i + 1, " has ", P, " tokens; with ", budget, " new tokens that is ", P + budget,
            " positions, more than the model's ", cfg.max_position_embeddings,
            " (n_positions). Shorten the prompt or pass --max-new-tokens ", room);
+    }
+    // HF warns the same way and generates up to max_length.
+    if (g.min_sequence_length(P) > P + budget && !warned_min_length) {
+      std::fprintf(stderr, "strata generate: warning: unfeasible length constraints: the minimum length (%d) is larger "
+                   "than the maximum possible length (%d); generation stops at the maximum\n",
+                   g.min_sequence_length(P), P + budget);
+      warned_min_length = true;
     }
     ids.push_back(std::move(p));
   }
@@ -224,6 +236,10 @@ Run define_generate(CLI::App& cmd) {
   // Options that are GenerationConfig fields also take HF's spelling (--max_new_tokens).
   cmd.add_option("--max-new-tokens,--max_new_tokens", o->max_new_tokens,
                  "tokens to generate (default: generation_config.json's, else 50)");
+  cmd.add_option("--min-new-tokens,--min_new_tokens", o->min_new_tokens,
+                 "no eos before this many new tokens (wins over --min-length)");
+  cmd.add_option("--min-length,--min_length", o->min_length,
+                 "no eos while the sequence is shorter: prompt, or the decoder start token, included (default 0)");
   o->do_sample_flag = cmd.add_flag("--do-sample,--do_sample", o->do_sample, "sample instead of greedy decoding");
   cmd.add_option("--temperature", o->temperature, "sampling temperature (default 1.0)");
   cmd.add_option("--top-k,--top_k", o->top_k, "sample from the k most likely tokens (default 50)");

@@ -269,7 +269,9 @@ void load_seq2seq(const TrainingArguments& a, Mode mode, const ModelConfig& cfg,
   eo.generation.max_length = a.generation_max_length > 0 ? a.generation_max_length : val_max_target;
   eo.generation.num_return_sequences = 1;
   if (a.generation_num_beams > 0) eo.generation.num_beams = a.generation_num_beams;
-  eo.generation.validate("the generation settings of " + a.model_name_or_path);
+  const std::string where = "the generation settings of " + a.model_name_or_path + ": ";
+  eo.generation.validate(where);
+  eo.generation.check_forced_ids(cfg.vocab_size, where);
   eo.decoder_start_token_id = cfg.raw.value("decoder_start_token_id", cfg.pad_token_id);
   eo.pad_token_id = cfg.pad_token_id;
   eo.decode = [&tok](const std::vector<int32_t>& ids) { return tok.decode(ids, true); };

@@ -59,7 +59,7 @@ std::vector<Generated> beam_search(CausalDecoder<T>& decoder, const std::vector<
                "), a prompt (got ", P, " tokens) and new tokens (got ", max_new_tokens, ")");
   STRATA_CHECK(static_cast<long long>(K) * V >= W, "beam search: ", K, " beams over a vocabulary of ", V,
                " give fewer than the ", W, " candidates kept per step");
-  const LogitsProcessors processors{g.repetition_penalty, g.no_repeat_ngram_size};
+  const LogitsProcessors processors = logits_processors_for(g, P, max_new_tokens, V);
 
   std::vector<Beam> running(static_cast<size_t>(K), Beam{prompt, kUnreachable});
   running[0].score = 0;

@@ -25,7 +25,7 @@ std::vector<Generated> generate(CausalDecoder<T>& decoder, const std::vector<int
   // Sequence j of this prompt draws its step-s uniform at counter j * 2^32 + s of this stream.
   const CounterRng rng(g.seed, prompt_index);
   const Warpers warpers{g.temperature, g.top_k, g.top_p};
-  const LogitsProcessors processors{g.repetition_penalty, g.no_repeat_ngram_size};
+  const LogitsProcessors processors = logits_processors_for(g, P, budget, vocab_size);
 
   std::vector<Generated> out(static_cast<size_t>(B), Generated{{}, FinishReason::Length, std::nullopt});
   std::vector<std::vector<int32_t>> sequence(static_cast<size_t>(B), prompt);  // what the processors read
