@@ -16,6 +16,9 @@
 #   examples/run.sh qa-random | qa_v2    the same from random init; with unanswerable questions
 #                                        -> out/qa-random, out/qa_v2
 #   examples/run.sh pos                  Brown-corpus POS tagging -> out/pos
+#   examples/run.sh gloss2word           sequence to sequence: a tiny BART from random init names the
+#                                        words a WordNet gloss defines, scored by generating (ROUGE)
+#                                        -> out/gloss2word
 #   examples/run.sh spam-minilm | supersense-minilm | pos-minilm
 #                                        spam, supersense, POS fine-tuning all-MiniLM-L6-v2 -> out/*-minilm
 #
@@ -71,6 +74,7 @@ case $name in
   spam-minilm | supersense-minilm | pos-minilm) need_minilm; train examples/${name%-*}/minilm.yaml "$@" ;;
   qa_v2) train examples/qa/qa_v2.yaml "$@" ;;
   pos) train examples/pos/pos.yaml "$@" ;;
+  gloss2word) train examples/seq2seq/gloss2word.yaml "$@" ;;
   *)
     awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
     exit 2 ;;

@@ -3,7 +3,8 @@
 # top of install_deps.sh. Building, running and testing strata need none of it.
 #  - Debian: python3-venv (for the environment below), the GEMM libraries compared in
 #    bench/gemm_libs (docs/gemm.md), OpenBLAS's OpenMP build and GNU time for peak-RSS figures.
-#  - PyPI: the current PyTorch, transformers, accelerate, tokenizers & co., pinned in
+#  - PyPI: the current PyTorch, transformers, accelerate, tokenizers & co. (and rouge-score,
+#    nltk, sacrebleu for the seq2seq metrics fixtures), pinned in
 #    scripts/bench_requirements.txt (and every transitive package in bench_constraints.txt),
 #    into the virtual environment $STRATA_BENCH_VENV (default .venv-bench in the checkout).
 #    PyPI's Linux torch wheel is the CUDA build: about 5.8 GiB with its NVIDIA libraries

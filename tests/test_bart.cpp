@@ -15,7 +15,9 @@
 #include "grad_check.h"
 #include "io/safetensors.h"
 #include "kernels/ops.h"
+#include "models/bart/bart_decoder.h"
 #include "models/bart/bart_model.h"
+#include "models/causal_decoder.h"
 #include "models/batch_checks.h"
 #include "models/config.h"
 #include "models/pretrained.h"
@@ -184,6 +186,35 @@ TEST(BartModel, DecoderReadsTheLabelsShiftedRightWithMinus100AsPad) {
   ignored.labels[2] = -100;
   padded.labels[2] = kPad;
   EXPECT_EQ(logits(ignored), logits(padded));
+}
+
+// The cached decoder (encoder once, cross-attention keys once, self-attention keys per row) gives
+// the recompute decoder's logits (the whole model at every step) through steps of one and of
+// several tokens and a beam-search reorder.
+TEST(BartModel, CachedDecoderMatchesRecomputingTheWholeModel) {
+  BartModel<double> m(tiny_bart(Task::Seq2SeqLM, 0.1f));  // dropout is off in decoding
+  init_perturbed(m, 3);
+  const Batch src = make_batch(m.config(), 1, 7, 5);
+  const auto cached = make_seq2seq_decoder(m, src.input_ids, true);
+  const auto recompute = make_seq2seq_decoder(m, src.input_ids, false);
+  ASSERT_NE(dynamic_cast<BartDecoder<double>*>(cached.get()), nullptr);
+  const int V = m.config().vocab_size;
+  auto same = [&](const double* a, const double* b, int B) {
+    for (int i = 0; i < B * V; ++i) ASSERT_NEAR(a[i], b[i], 1e-12 * (1 + std::abs(b[i]))) << i;
+  };
+  for (auto* d : {cached.get(), recompute.get()}) d->reset(3, 10);
+  const std::vector<std::vector<int32_t>> steps = {{kStart, kStart, kStart}, {5, 6, 7, 8, 9, 10}, {11, 12, 13}};
+  for (size_t s = 0; s < steps.size(); ++s) {
+    SCOPED_TRACE(s);
+    const int n = static_cast<int>(steps[s].size()) / 3;
+    if (s == 2) {
+      for (auto* d : {cached.get(), recompute.get()}) d->reorder({2, 0, 0});
+    }
+    const double* a = cached->append(steps[s].data(), n);
+    const double* b = recompute->append(steps[s].data(), n);
+    same(a, b, 3);
+  }
+  EXPECT_EQ(cached->length(), 4);
 }
 
 TEST(BartModel, SharedEmbeddingIsTiedAndFinalLogitsBiasIsNeverTrained) {

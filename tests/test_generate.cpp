@@ -1,5 +1,5 @@
 // Generation: GPT-2's key/value-cache decoder against Model::infer over the whole prefix (the
-// slow, obviously-correct path), greedy decoding against HF's GPT2LMHeadModel.generate on the
+// slow, obviously-correct path), also after beam search's row reorders, greedy decoding against HF's GPT2LMHeadModel.generate on the
 // tiny fixture (tests/fixtures/gpt2-causal-lm.generate.json, made by make_generate_fixture.py),
 // and the decoding loop's contract: eos, budgets, positions, seeds.
 #include <gtest/gtest.h>
@@ -113,6 +113,49 @@ TEST(Gpt2Decoder, RecomputeDecoderIsInferOfThePrefix) {
   const auto dec = make_causal_decoder(m, /*use_cache=*/false);
   EXPECT_EQ(dynamic_cast<Gpt2Decoder<double>*>(dec.get()), nullptr);
   expect_decoder_matches_infer(m, *dec, 2, 3, 2, 0.0, 50);
+}
+
+// After a reorder, row i continues old row rows[i]: its next logits equal infer() over that
+// row's tokens plus a new one. Rows repeat and move, as beam search makes them.
+template <typename T>
+void expect_reorder_matches_infer(const Model<T>& m, CausalDecoder<T>& dec, double tol) {
+  const int V = m.config().vocab_size, B = 3, prompt = 4;
+  std::vector<std::vector<int32_t>> rows;
+  for (int r = 0; r < B; ++r) rows.push_back(random_ids(prompt, V, 60 + r));
+  dec.reset(B, prompt + 2);
+  std::vector<int32_t> feed;
+  for (const auto& r : rows) feed.insert(feed.end(), r.begin(), r.end());
+  dec.append(feed.data(), prompt);
+  const std::vector<std::vector<int32_t>> orders = {{2, 0, 0}, {1, 2, 0}};
+  for (size_t step = 0; step < orders.size(); ++step) {
+    dec.reorder(orders[step]);
+    EXPECT_EQ(dec.length(), prompt + static_cast<int>(step));
+    std::vector<std::vector<int32_t>> moved;
+    for (int32_t r : orders[step]) moved.push_back(rows[r]);
+    rows = moved;
+    feed = random_ids(B, V, 70 + step);  // a new token per row, different for rows that share a source
+    for (int b = 0; b < B; ++b) rows[b].push_back(feed[b]);
+    const T* got = dec.append(feed.data(), 1);
+    const std::vector<T> want = infer_logits_at(m, rows, prompt + static_cast<int>(step));
+    double scale = 0, diff = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      scale = std::max(scale, std::abs(double(want[i])));
+      diff = std::max(diff, std::abs(double(got[i]) - double(want[i])));
+    }
+    EXPECT_LE(diff, tol * scale) << "after reorder " << step;
+  }
+  EXPECT_THROW(dec.reorder({0, 1}), Error);     // one source row per row
+  EXPECT_THROW(dec.reorder({0, 1, 3}), Error);  // rows are 0..B-1
+}
+
+TEST(Gpt2Decoder, ReorderMovesEveryRowsState) {
+  Gpt2Model<double> m(tiny_lm(true));
+  m.init_weights(6);
+  for (bool cache : {true, false}) {
+    SCOPED_TRACE(cache ? "kv cache" : "recompute");
+    const auto dec = make_causal_decoder(m, cache);
+    expect_reorder_matches_infer(m, *dec, cache ? 1e-12 : 0.0);
+  }
 }
 
 TEST(Gpt2Decoder, OverflowAndOutOfVocabularyIdsAreErrors) {
@@ -297,6 +340,10 @@ TEST(GenerateLoop, BudgetsAndPositions) {
 TEST(GenerationConfig, ValidationFollowsHf) {
   gen::GenerationConfig g;
   EXPECT_NO_THROW(g.validate(""));
+  g.num_beams = 4;
+  g.num_return_sequences = 4;  // beam search may return all its beams
+  g.length_penalty = -0.5;
+  EXPECT_NO_THROW(g.validate(""));
   auto refused = [](auto edit) {
     gen::GenerationConfig c;
     c.do_sample = true;
@@ -313,6 +360,35 @@ TEST(GenerationConfig, ValidationFollowsHf) {
     c.do_sample = false;
     c.num_return_sequences = 2;  // greedy gives one sequence (HF raises the same)
   });
+  auto beam = [](auto edit) {
+    gen::GenerationConfig c;
+    c.num_beams = 3;
+    edit(c);
+    try {
+      c.validate("where: ");
+      ADD_FAILURE() << "accepted";
+      return std::string();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(beam([](auto& c) { c.num_return_sequences = 4; }),
+            "where: num_return_sequences (4) has to be smaller or equal to num_beams (3): beam search returns its best "
+            "finished hypotheses");
+  EXPECT_NE(beam([](auto& c) { c.num_beams = 0; }).find("num_beams must be a positive integer"), std::string::npos);
+  EXPECT_NE(beam([](auto& c) { c.do_sample = true; }).find("beam sampling (num_beams 3 with do_sample) is not "
+                                                            "implemented"),
+            std::string::npos);
+  EXPECT_NE(beam([](auto& c) { c.length_penalty = NAN; }).find("length_penalty must be a finite number"),
+            std::string::npos);
+  EXPECT_NE(beam([](auto& c) { c.no_repeat_ngram_size = -1; }).find("no_repeat_ngram_size must be 0 (off)"),
+            std::string::npos);
+  EXPECT_NE(beam([](auto& c) { c.repetition_penalty = 0; }).find("repetition_penalty must be a strictly positive"),
+            std::string::npos);
+  EXPECT_EQ(gen::parse_early_stopping("never", ""), gen::EarlyStopping::Never);
+  EXPECT_EQ(gen::parse_early_stopping("true", ""), gen::EarlyStopping::OnceNumBeamsDone);
+  EXPECT_EQ(gen::parse_early_stopping("false", ""), gen::EarlyStopping::Heuristic);
+  EXPECT_THROW(gen::parse_early_stopping("sometimes", ""), Error);
 }
 
 TEST(GenerationConfig, ReadsHfFieldsAndNamesWhatItIgnores) {
@@ -320,6 +396,7 @@ TEST(GenerationConfig, ReadsHfFieldsAndNamesWhatItIgnores) {
   std::ofstream(dir.path("generation_config.json"))
       << R"({"do_sample": true, "top_k": 0, "top_p": 0.9, "temperature": 0.7, "max_length": 64,
             "eos_token_id": [50256, 7], "bos_token_id": 50256, "num_beams": 1, "repetition_penalty": 1.3,
+            "no_repeat_ngram_size": 3, "min_length": 5, "num_beam_groups": 1, "typical_p": 0.5,
             "transformers_version": "4.36.2"})";
   std::vector<std::string> ignored;
   const gen::GenerationConfig g = gen::load_generation_config(dir.path(), &ignored);
@@ -331,7 +408,94 @@ TEST(GenerationConfig, ReadsHfFieldsAndNamesWhatItIgnores) {
   EXPECT_FALSE(g.max_new_tokens.has_value());
   EXPECT_EQ(g.eos_token_ids, (std::vector<int32_t>{50256, 7}));
   EXPECT_EQ(g.bos_token_id, 50256);
-  EXPECT_EQ(ignored, std::vector<std::string>{"repetition_penalty = 1.3"});  // num_beams 1 is HF's default
+  EXPECT_DOUBLE_EQ(g.repetition_penalty, 1.3);
+  EXPECT_EQ(g.no_repeat_ngram_size, 3);
+  EXPECT_EQ(g.min_length, 5);
+  EXPECT_EQ(ignored, std::vector<std::string>{"typical_p = 0.5"});  // num_beam_groups 1 is HF's default
+}
+
+TEST(GenerationConfig, ReadsBeamSearchFields) {
+  test::ScratchDir dir;
+  std::ofstream(dir.path("generation_config.json"))
+      << R"({"num_beams": 4, "length_penalty": 2.0, "early_stopping": "never", "num_return_sequences": 3})";
+  gen::GenerationConfig g = gen::load_generation_config(dir.path(), nullptr);
+  EXPECT_EQ(g.num_beams, 4);
+  EXPECT_DOUBLE_EQ(g.length_penalty, 2.0);
+  EXPECT_EQ(g.early_stopping, gen::EarlyStopping::Never);
+  EXPECT_EQ(g.num_return_sequences, 3);
+  EXPECT_NO_THROW(g.validate(""));
+  for (const auto& [text, want] : {std::pair{"true", gen::EarlyStopping::OnceNumBeamsDone},
+                                   std::pair{"false", gen::EarlyStopping::Heuristic},
+                                   std::pair{"null", gen::EarlyStopping::Heuristic}}) {
+    std::ofstream(dir.path("generation_config.json")) << R"({"early_stopping": )" << text << "}";
+    EXPECT_EQ(gen::load_generation_config(dir.path(), nullptr).early_stopping, want) << text;
+  }
+  std::ofstream(dir.path("generation_config.json")) << R"({"early_stopping": "sometimes"})";
+  try {
+    gen::load_generation_config(dir.path(), nullptr);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "generation_config.json: field 'early_stopping' must be true, false or \"never\", got \"sometimes\""),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The length processors' fields (generate/logits_processors.h), from a file and checked.
+TEST(GenerationConfig, ReadsAndChecksTheLengthProcessorFields) {
+  test::ScratchDir dir;
+  std::ofstream(dir.path("generation_config.json"))
+      << R"({"min_length": 56, "min_new_tokens": 3, "forced_bos_token_id": 0, "forced_eos_token_id": [2, 5]})";
+  std::vector<std::string> ignored;
+  gen::GenerationConfig g = gen::load_generation_config(dir.path(), &ignored);
+  EXPECT_TRUE(ignored.empty());
+  EXPECT_EQ(g.min_length, 56);
+  EXPECT_EQ(g.min_new_tokens, 3);
+  EXPECT_EQ(g.min_sequence_length(4), 7);  // min_new_tokens wins, after the prompt
+  EXPECT_EQ(g.forced_bos_token_id, 0);
+  EXPECT_EQ(g.forced_eos_token_ids, (std::vector<int32_t>{2, 5}));
+  EXPECT_NO_THROW(g.check_forced_ids(6, ""));
+  try {
+    g.check_forced_ids(5, "where: ");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "where: forced_eos_token_id 5 is not a token of the model's vocabulary (vocab_size 5)");
+  }
+  // null is unset, as in HF.
+  std::ofstream(dir.path("generation_config.json")) << R"({"forced_bos_token_id": null, "min_new_tokens": null})";
+  g = gen::load_generation_config(dir.path(), nullptr);
+  EXPECT_FALSE(g.forced_bos_token_id.has_value());
+  EXPECT_FALSE(g.min_new_tokens.has_value());
+  EXPECT_EQ(g.min_sequence_length(4), 0);
+  std::ofstream(dir.path("generation_config.json")) << R"({"forced_eos_token_id": -1})";
+  EXPECT_THROW(gen::load_generation_config(dir.path(), nullptr), Error);
+  auto message = [](auto edit) {
+    gen::GenerationConfig c;
+    edit(c);
+    try {
+      c.validate("");
+      return std::string("accepted");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(message([](auto& c) { c.min_length = -1; }), "min_length must be a non-negative integer (0: off), got -1");
+  EXPECT_EQ(message([](auto& c) { c.min_new_tokens = -2; }), "min_new_tokens must be a non-negative integer, got -2");
+  EXPECT_EQ(message([](auto& c) { c.forced_bos_token_id = -1; }), "forced_bos_token_id must be a token id, got -1");
+  EXPECT_EQ(message([](auto& c) { c.min_new_tokens = 0; }), "accepted");
+}
+
+// A BART config.json without generation_config.json: its forced_eos_token_id applies, as HF
+// reads it from the legacy config.
+TEST(GenerationConfig, ConfigJsonsForcedEosApplies) {
+  test::ScratchDir dir;
+  std::ofstream(dir.path("config.json"))
+      << R"({"model_type": "bart", "eos_token_id": 2, "forced_eos_token_id": 2, "forced_bos_token_id": 0})";
+  const gen::GenerationConfig g = gen::load_generation_config(dir.path(), nullptr);
+  EXPECT_EQ(g.forced_eos_token_ids, std::vector<int32_t>{2});
+  EXPECT_EQ(g.forced_bos_token_id, 0);
 }
 
 TEST(GenerationConfig, WithoutGenerationConfigJsonTheModelConfigsIdsApply) {

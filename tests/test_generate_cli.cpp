@@ -4,6 +4,7 @@
 // reproducible per seed, and bad input exits non-zero with a message naming what is wrong.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -96,13 +97,118 @@ TEST_F(GenerateCli, PromptFileGivesOneResultPerLine) {
 
 TEST_F(GenerateCli, GenerationConfigJsonGivesDefaultsAndFlagsOverride) {
   test::write_text(model + "/generation_config.json",
-                   R"({"max_new_tokens": 4, "eos_token_id": 511, "repetition_penalty": 1.2})");
+                   R"({"max_new_tokens": 4, "eos_token_id": 511, "typical_p": 0.5})");
   auto r = run({"--prompt", "the cat", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines(r)[0]["sequences"][0]["generated_ids"].size(), 4u);
-  EXPECT_NE(r.err.find("repetition_penalty = 1.2 is not implemented"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("typical_p = 0.5 is not implemented"), std::string::npos) << r.err;
   r = run({"--prompt", "the cat", "--json", "--max-new-tokens", "6"});
   EXPECT_EQ(lines(r)[0]["sequences"][0]["generated_ids"].size(), 6u);
+}
+
+// Beam search end to end: num_return_sequences hypotheses per prompt, best first, with HF's
+// sequences_scores; the same tokens without the cache; HF's underscore spellings accepted.
+TEST_F(GenerateCli, BeamSearchReturnsTheBestHypothesesWithScores) {
+  const std::vector<std::string> args = {"--prompt", "Hello world, the cat", "--num_beams", "4",
+                                         "--num_return_sequences", "3", "--length_penalty", "0.6",
+                                         "--early_stopping", "never", "--no_repeat_ngram_size", "2",
+                                         "--max-new-tokens", "8", "--json"};
+  const auto a = run(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.err.find("4 beams"), std::string::npos) << a.err;
+  const auto got = lines(a);
+  ASSERT_EQ(got.size(), 1u);
+  const json& seqs = got[0]["sequences"];
+  const json& scores = got[0]["sequences_scores"];
+  ASSERT_EQ(seqs.size(), 3u);
+  ASSERT_EQ(scores.size(), 3u);
+  for (size_t j = 0; j < 3; ++j) {
+    EXPECT_GE(seqs[j]["generated_ids"].size(), 1u);
+    EXPECT_LE(seqs[j]["generated_ids"].size(), 8u);
+    EXPECT_LT(scores[j].get<double>(), 0.0);
+    if (j > 0) {
+      EXPECT_GE(scores[j - 1].get<double>(), scores[j].get<double>());  // best first
+    }
+  }
+  EXPECT_NE(seqs[0]["generated_ids"], seqs[1]["generated_ids"]);
+  std::vector<std::string> recompute = args;
+  recompute.push_back("--use-cache=false");
+  const auto b = run(recompute);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const json other = lines(b)[0];
+  for (size_t j = 0; j < 3; ++j) {
+    EXPECT_EQ(other["sequences"][j]["generated_ids"], seqs[j]["generated_ids"]);
+    EXPECT_NEAR(other["sequences_scores"][j].get<double>(), scores[j].get<double>(), 1e-5);
+  }
+  // Text output: one block per returned sequence; no scores outside --json.
+  const auto t = run({"--prompt", "Hello world, the cat", "--num-beams", "2", "--num-return-sequences", "2",
+                      "--max-new-tokens", "4"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("=== prompt 1, sequence 2 ===\nHello world, the cat"), std::string::npos) << t.out;
+  // Greedy and sampling output carries no sequences_scores.
+  EXPECT_FALSE(lines(run({"--prompt", "a", "--max-new-tokens", "2", "--json"}))[0].contains("sequences_scores"));
+}
+
+TEST_F(GenerateCli, BeamSearchSettingsComeFromGenerationConfigJson) {
+  test::write_text(model + "/generation_config.json",
+                   R"({"max_new_tokens": 5, "num_beams": 3, "num_return_sequences": 2, "early_stopping": true})");
+  const auto r = run({"--prompt", "the cat", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines(r)[0]["sequences_scores"].size(), 2u);
+  EXPECT_EQ(r.err.find("not implemented"), std::string::npos) << r.err;
+  // Beam-only flags with one beam: generated greedily, with HF's warning.
+  test::write_text(model + "/generation_config.json", R"({"max_new_tokens": 2})");
+  const auto w = run({"--prompt", "the cat", "--length-penalty", "2"});
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_NE(w.err.find("--length-penalty and --early-stopping only apply with --num-beams > 1"), std::string::npos)
+      << w.err;
+}
+
+// forced_eos_token_id from generation_config.json ends every sequence with eos at the last
+// position at the latest; --min-new-tokens holds eos back until then, so the sequence is full.
+TEST_F(GenerateCli, LengthRulesComeFromGenerationConfigJsonAndFlags) {
+  test::write_text(model + "/generation_config.json", R"({"eos_token_id": 137, "forced_eos_token_id": 137})");
+  for (const char* beams : {"1", "3"}) {
+    auto r = run({"--prompt", "Hello world, the cat", "--max-new-tokens", "5", "--num-beams", beams, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<int32_t> ids = lines(r)[0]["sequences"][0]["generated_ids"];
+    EXPECT_LE(ids.size(), 5u) << beams;
+    EXPECT_EQ(ids.back(), 137) << beams;
+    r = run({"--prompt", "Hello world, the cat", "--max-new-tokens", "5", "--num-beams", beams, "--min-new-tokens", "5",
+             "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ids = lines(r)[0]["sequences"][0]["generated_ids"].get<std::vector<int32_t>>();
+    EXPECT_EQ(ids.size(), 5u) << beams;
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), 137), 1) << beams;  // the forced one, last
+    EXPECT_EQ(ids.back(), 137) << beams;
+    EXPECT_EQ(lines(r)[0]["sequences"][0]["finish_reason"], "eos_token");
+  }
+  // A minimum above the maximum draws HF's warning and generates up to the maximum.
+  const auto r = run({"--prompt", "Hello world, the cat", "--max-new-tokens", "3", "--min-length", "40", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("unfeasible length constraints: the minimum length (40) is larger than the maximum possible "
+                       "length"),
+            std::string::npos)
+      << r.err;
+  expect_failure({"--prompt", "a", "--min-new-tokens", "-1"}, {"min_new_tokens must be a non-negative integer"});
+  test::write_text(model + "/generation_config.json", R"({"forced_bos_token_id": 600})");
+  expect_failure({"--prompt", "a"},
+                 {"forced_bos_token_id 600 is not a token of the model's vocabulary (vocab_size 512)"});
+}
+
+TEST_F(GenerateCli, BadBeamSettingsExitNonZeroNamingTheProblem) {
+  expect_failure({"--prompt", "a", "--num_beams", "0"},
+                 {"num_beams must be a positive integer (1: no beam search), got 0"});
+  expect_failure({"--prompt", "a", "--num_beams", "2", "--num_return_sequences", "3"},
+                 {"num_return_sequences (3) has to be smaller or equal to num_beams (2)"});
+  expect_failure({"--prompt", "a", "--num-beams", "2", "--do-sample"}, {"beam sampling", "is not implemented"});
+  expect_failure({"--prompt", "a", "--num-beams", "2", "--early-stopping", "sometimes"},
+                 {"--early-stopping: early_stopping must be true, false or never, got 'sometimes'"});
+  expect_failure({"--prompt", "a", "--no-repeat-ngram-size", "-1"}, {"no_repeat_ngram_size must be 0 (off)"});
+  expect_failure({"--prompt", "a", "--repetition-penalty", "0"}, {"repetition_penalty must be a strictly positive"});
+  test::write_text(model + "/generation_config.json", R"({"num_beams": 2, "early_stopping": "always"})");
+  expect_failure({"--prompt", "a"},
+                 {"generation_config.json: field 'early_stopping' must be true, false or \"never\""});
 }
 
 TEST_F(GenerateCli, BadInputExitsNonZeroNamingTheProblem) {

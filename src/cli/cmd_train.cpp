@@ -93,6 +93,8 @@ void write_model_card(const TrainingArguments& a, Trainer& trainer, const data::
   if (info.model_name.empty()) info.model_name = fs::path(a.output_dir).lexically_normal().parent_path().filename().string();
   if (io::has_weight_files(a.model_name_or_path)) info.finetuned_from = a.model_name_or_path;
   info.task_tag = task_tag(trainer.model().config().task);
+  // run_summarization / run_translation tag their models by the data's kind
+  if (trainer.model().config().task == Task::Seq2SeqLM) info.task_tag = a.source_lang.empty() ? "summarization" : "translation";
   if (!a.task_name.empty() && trainer.model().config().task == Task::SequenceClassification) {  // run_glue's kwargs
     info.dataset_tag = "glue";
     info.dataset_args = a.task_name;
@@ -152,7 +154,9 @@ int run_job(TrainerSession& session, Mode mode) {
   if (test_data) {
     Trainer::PassResult r = trainer.predict(*test_data, "predict", session.test_task());
     const Task task = trainer.model().config().task;
-    if (main && task != Task::MaskedLM && task != Task::CausalLM) {
+    // A seq2seq model's predictions are generated (run_summarization writes them only then).
+    const bool writes = task == Task::Seq2SeqLM ? a.predict_with_generate : task != Task::MaskedLM && task != Task::CausalLM;
+    if (main && writes) {
       const std::string path = r.outputs->write_predictions(a.output_dir, "predict");
       std::printf("predictions for %zu examples -> %s\n", test_data->num_examples(), path.c_str());
     }

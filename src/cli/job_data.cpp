@@ -8,13 +8,16 @@
 #include "data/qa_batches.h"
 #include "data/qa_examples.h"
 #include "data/qa_features.h"
+#include "data/seq2seq_batches.h"
 #include "data/text_batches.h"
 #include "data/token_cls_batches.h"
 #include "data/token_cls_data.h"
 #include "data/tokenizer_encoder.h"
 #include "data/word_encoder.h"
 #include "models/batch_checks.h"
+#include "generate/generation_config.h"
 #include "train/qa_eval.h"
+#include "train/seq2seq_eval.h"
 #include "train/token_cls_eval.h"
 #include "util/error.h"
 
@@ -238,9 +241,63 @@ void load_qa(const TrainingArguments& a, Mode mode, JobData& job) {
   split(job.test, files.test, false);
 }
 
+// run_summarization / run_translation: sources and targets, evaluated by generating.
+void load_seq2seq(const TrainingArguments& a, Mode mode, const ModelConfig& cfg,
+                  std::function<const Model<float>&()> model, JobData& job) {
+  refuse_validation_split(a, "sequence to sequence");
+  const Files files = files_of(a, mode);
+  data::Seq2SeqColumns columns;
+  columns.source = a.text_column;
+  columns.target = a.summary_column;
+  columns.source_lang = a.source_lang;
+  columns.target_lang = a.target_lang;
+  tok::Tokenizer& tok = new_tokenizer(a, job);
+  const data::TokenizerEncoder encoder(tok, 0);  // each side is cut to its own length
+  data::Seq2SeqBatchOptions bo;
+  bo.source_prefix = a.source_prefix;
+  bo.max_source_length = static_cast<size_t>(a.max_source_length);
+  bo.pad_to_max_length = a.pad_to_max_length;
+  bo.pad_to_multiple_of = static_cast<size_t>(a.pad_to_multiple_of);
+  bo.ignore_pad_token_for_loss = a.ignore_pad_token_for_loss;
+  const int val_max_target = a.val_max_target_length > 0 ? a.val_max_target_length : a.max_target_length;
+
+  Seq2SeqEvalOptions eo;
+  eo.predict_with_generate = a.predict_with_generate;
+  eo.metric = a.source_lang.empty() ? Seq2SeqMetric::Rouge : Seq2SeqMetric::Bleu;
+  eo.generation = gen::load_generation_config(a.model_name_or_path, nullptr);
+  eo.generation.max_new_tokens.reset();
+  eo.generation.max_length = a.generation_max_length > 0 ? a.generation_max_length : val_max_target;
+  eo.generation.num_return_sequences = 1;
+  if (a.generation_num_beams > 0) eo.generation.num_beams = a.generation_num_beams;
+  const std::string where = "the generation settings of " + a.model_name_or_path + ": ";
+  eo.generation.validate(where);
+  eo.generation.check_forced_ids(cfg.vocab_size, where);
+  eo.decoder_start_token_id = cfg.raw.value("decoder_start_token_id", cfg.pad_token_id);
+  eo.pad_token_id = cfg.pad_token_id;
+  eo.decode = [&tok](const std::vector<int32_t>& ids) { return tok.decode(ids, true); };
+  eo.model = std::move(model);
+  if (a.predict_with_generate && !eo.model) fail("predict_with_generate: this caller gives no model to generate with");
+
+  auto split = [&](Split& s, const std::string& path, bool train) {
+    if (path.empty()) return;
+    auto examples = std::make_shared<const data::Seq2SeqExamples>(data::read_seq2seq_examples(
+        path, data::detect_format(path, "", 0), columns, /*targets_optional=*/&s == &job.test));
+    data::Seq2SeqBatchOptions o = bo;
+    o.max_target_length = static_cast<size_t>(train ? a.max_target_length : val_max_target);
+    s.labelled = examples->has_targets;
+    s.batches = data::first_examples(std::make_shared<data::Seq2SeqBatches>(examples, encoder, o),
+                                     max_samples(a, job, s));
+    s.eval = seq2seq_eval_task(eo);
+  };
+  split(job.train, files.train, true);
+  split(job.validation, files.validation, false);
+  split(job.test, files.test, false);
+}
+
 }  // namespace
 
-JobData load_job_data(const TrainingArguments& a, Mode mode, ModelConfig& cfg) {
+JobData load_job_data(const TrainingArguments& a, Mode mode, ModelConfig& cfg,
+                      std::function<const Model<float>&()> model) {
   JobData job;
   switch (cfg.task) {
     case Task::SequenceClassification:
@@ -248,6 +305,7 @@ JobData load_job_data(const TrainingArguments& a, Mode mode, ModelConfig& cfg) {
     case Task::CausalLM: load_text(a, mode, cfg, job); break;
     case Task::TokenClassification: load_token_cls(a, mode, cfg, job); break;
     case Task::QuestionAnswering: load_qa(a, mode, job); break;
+    case Task::Seq2SeqLM: load_seq2seq(a, mode, cfg, std::move(model), job); break;
     case Task::PreTraining:
       fail(cfg.architecture(), " (masked LM + sentence order) has no training data pipeline: pretrain ALBERT with "
            "task: masked-lm, as run_mlm does; strata step runs the pretraining head on a batch");

@@ -169,7 +169,10 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
                          a.task.empty() ? cat(" (from ", a.model_name_or_path,
                                               "/config.json; set task: to train the model for another)")
                                         : std::string()));
-  data_ = load_job_data(a, mode, cfg);
+  data_ = load_job_data(a, mode, cfg, [this]() -> const Model<float>& { return trainer_->model(); });
+  // The memory plan and check size a batch by max_seq_length: for an encoder-decoder, the longer
+  // of its two sides (an upper bound on each).
+  if (cfg.task == Task::Seq2SeqLM) args_.max_seq_length = std::max(a.max_source_length, a.max_target_length);
   const tok::Tokenizer& tokenizer = *data_.tokenizers.at(0);
   if (tokenizer.vocab_size() > static_cast<size_t>(cfg.vocab_size))
     fail(a.tokenizer_name, ": the tokenizer has ", tokenizer.vocab_size(), " tokens but ", a.model_name_or_path,
@@ -193,10 +196,10 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
   eval_ = loader(data_.validation, false);
   test_ = loader(data_.test, false);
   dist::Communicator& data = *groups_.data;
-  trainer_ = std::make_unique<Trainer>(a, std::move(model), a.tokenizer_name,
+  trainer_ = std::make_unique<Trainer>(args_, std::move(model), a.tokenizer_name,
                                        TrainerGroups{&world, &data, groups_.pipeline.get(), groups_.tensor.get(),
                                                      layout.local_world_size});
-  if (main && mode == Mode::Train) print_memory_plan(a, *trainer_, data.size());
+  if (main && mode == Mode::Train) print_memory_plan(args_, *trainer_, data.size());
   if (const char* pause = std::getenv(kPauseAtStepVariable)) trainer_->pause_after_step(pause_step(pause));
 }
 
@@ -206,7 +209,7 @@ ExtraSplit TrainerSession::load_split(const std::string& file, Mode mode) {
   if (mode == Mode::Evaluate) a.test_file.clear();
   ModelConfig cfg = trainer_->model().config();  // the trained labels
   ExtraSplit s;
-  s.data = load_job_data(a, mode, cfg);
+  s.data = load_job_data(a, mode, cfg, [this]() -> const Model<float>& { return trainer_->model(); });
   Split& split = mode == Mode::Evaluate ? s.data.validation : s.data.test;
   s.loader = loader(split, false);
   s.task = split.eval.get();

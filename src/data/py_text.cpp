@@ -86,6 +86,13 @@ std::string lstrip(std::string_view s) {
   return encode(std::u32string_view(u).substr(i));
 }
 
+std::string rstrip(std::string_view s) {
+  const std::u32string u = decode(s);
+  size_t n = u.size();
+  while (n > 0 && isspace(u[n - 1])) --n;
+  return encode(std::u32string_view(u).substr(0, n));
+}
+
 std::vector<std::string> split(std::string_view s) {
   const std::u32string u = decode(s);
   std::vector<std::string> out;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "generate/beam_search.h"
+#include "generate/logits_processors.h"
 #include "generate/sampling.h"
 #include "util/error.h"
 #include "util/rng.h"
@@ -19,11 +21,14 @@ std::vector<Generated> generate(CausalDecoder<T>& decoder, const std::vector<int
                g.max_length.value_or(0), "; set max_new_tokens");
   STRATA_CHECK(P + budget <= max_positions, "generate: a prompt of ", P, " tokens plus ", budget,
                " new tokens exceeds the model's ", max_positions, " positions");
+  if (g.num_beams > 1) return beam_search(decoder, prompt, g, vocab_size, budget);
   // Sequence j of this prompt draws its step-s uniform at counter j * 2^32 + s of this stream.
   const CounterRng rng(g.seed, prompt_index);
   const Warpers warpers{g.temperature, g.top_k, g.top_p};
+  const LogitsProcessors processors = logits_processors_for(g, P, budget, vocab_size);
 
-  std::vector<Generated> out(static_cast<size_t>(B), Generated{{}, FinishReason::Length});
+  std::vector<Generated> out(static_cast<size_t>(B), Generated{{}, FinishReason::Length, std::nullopt});
+  std::vector<std::vector<int32_t>> sequence(static_cast<size_t>(B), prompt);  // what the processors read
   std::vector<int32_t> feed;
   for (int b = 0; b < B; ++b) feed.insert(feed.end(), prompt.begin(), prompt.end());
   decoder.reset(B, P + budget);
@@ -38,16 +43,17 @@ std::vector<Generated> generate(CausalDecoder<T>& decoder, const std::vector<int
         feed[b] = seq.ids.back();  // a finished row is still fed (its output is never read)
         continue;
       }
-      const T* row = logits + static_cast<size_t>(b) * vocab_size;
+      std::copy_n(logits + static_cast<size_t>(b) * vocab_size, vocab_size, scores.begin());
+      if (processors.active()) apply_logits_processors(processors, sequence[b], scores.data(), vocab_size);
       int32_t next;
       if (g.do_sample) {
-        std::copy_n(row, vocab_size, scores.begin());
         apply_warpers(scores, warpers);
         next = sample_index(scores, rng.uniform53((static_cast<uint64_t>(b) << 32) + static_cast<uint64_t>(step)));
       } else {
-        next = argmax(row, vocab_size);
+        next = argmax(scores.data(), vocab_size);
       }
       seq.ids.push_back(next);
+      sequence[b].push_back(next);
       feed[b] = next;
       if (std::find(g.eos_token_ids.begin(), g.eos_token_ids.end(), next) != g.eos_token_ids.end()) {
         seq.finish = FinishReason::EosToken;

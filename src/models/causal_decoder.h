@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "models/model.h"
 
@@ -22,6 +23,11 @@ class CausalDecoder {
   // row's last position [B, V], valid until the next call. Ids outside the vocabulary, or
   // more positions than the capacity, are errors.
   virtual const T* append(const int32_t* ids, int n) = 0;
+  // Row i takes the state of old row rows[i] (rows[B], each in 0..B-1, repeats allowed): what
+  // beam search does after each step, when a beam continues from another's prefix. Every piece
+  // of per-row state moves (tokens, key/value caches; an encoder-decoder's cross-attention keys
+  // too). B and length() stay; logits an earlier append returned are left as they were.
+  virtual void reorder(const std::vector<int32_t>& rows) = 0;
   virtual int length() const = 0;  // positions per row so far
 };
 
@@ -30,8 +36,19 @@ class CausalDecoder {
 template <typename T>
 std::unique_ptr<CausalDecoder<T>> make_causal_decoder(const Model<T>& model, bool use_cache);
 
+// A decoder over an encoder-decoder `model` (Task::Seq2SeqLM) for one source sequence (its
+// token ids, unpadded): every row reads the source through the encoder and decodes its own
+// ids. The caller feeds decoder_start_token_id first. The architecture's cached decoder when
+// use_cache and it has one (Model::new_cached_seq2seq_decoder), else the recompute decoder
+// (the encoder and the whole prefix at every step).
+template <typename T>
+std::unique_ptr<CausalDecoder<T>> make_seq2seq_decoder(const Model<T>& model, std::vector<int32_t> source,
+                                                     bool use_cache);
+
 // Checks a decoder's input: positions against the capacity, ids against the vocabulary.
 // `who` names the decoder in the message.
 void check_decoder_input(const char* who, const int32_t* ids, int B, int n, int length, int capacity, int vocab_size);
+// Checks reorder's rows: B of them, each a row index.
+void check_reorder_rows(const char* who, const std::vector<int32_t>& rows, int B);
 
 }  // namespace strata

@@ -148,6 +148,11 @@ std::unique_ptr<CausalDecoder<T>> Model<T>::new_cached_decoder() const {
   return nullptr;
 }
 
+template <typename T>
+std::unique_ptr<CausalDecoder<T>> Model<T>::new_cached_seq2seq_decoder(const std::vector<int32_t>&) const {
+  return nullptr;
+}
+
 template class Model<float>;
 template class Model<double>;
 

@@ -174,6 +174,9 @@ class Model {
   // one (null otherwise; make_causal_decoder then recomputes through infer). The decoder reads
   // this model, which must outlive it.
   virtual std::unique_ptr<CausalDecoder<T>> new_cached_decoder() const;
+  // The same for sequence-to-sequence models, over one source (its token ids, unpadded): the
+  // encoder runs once, the decoder keeps its keys and values (make_seq2seq_decoder).
+  virtual std::unique_ptr<CausalDecoder<T>> new_cached_seq2seq_decoder(const std::vector<int32_t>& source) const;
 
   // ---- whole-model conveniences ----
   const T* forward(const Batch& b, const nn::DropoutCtx& drop, ModelState& state) const {

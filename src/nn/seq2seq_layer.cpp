@@ -9,13 +9,6 @@ namespace {
 enum Stream : uint64_t { kProbs = 0, kOut = 1 };
 enum FfnStream : uint64_t { kAct = 0, kFfnOut = 1 };
 
-// The scores' factor: 1/sqrt(head size), or 1 where the model folds it into its init (T5).
-template <typename T>
-T score_scale(const AttentionSublayerSpec& s) {
-  const int HS = s.q.out / s.num_heads;
-  return s.scale_scores ? static_cast<T>(1.0 / std::sqrt(static_cast<double>(HS))) : T(1);
-}
-
 // probs = softmax(scale * q k^T + pos_bias) per (row, head), masked; ctx = dropout(probs) v.
 // `pd` receives the dropped-out probabilities (the dropout mask indexes the whole
 // [B, NH, Tq, Tk] array, so each head draws its own mask). I is the attention's inner width.
@@ -35,23 +28,9 @@ void attention_core_forward(const AttentionSublayerSpec& s, const T* q, const T*
         T* row = S + static_cast<size_t>(i) * Tk;
         if (pos_bias)
           for (int j = 0; j < Tk; ++j) row[j] += pos_bias[(static_cast<size_t>(i) * Tk + j) * NH + h];
-        auto valid = [&](int j) {
+        masked_softmax(row, Tk, [&](int j) {
           return (!mask || mask[static_cast<size_t>(b) * Tk + j] != 0) && (!s.causal || j <= i);
-        };
-        double mx = -INFINITY;
-        for (int j = 0; j < Tk; ++j)
-          if (valid(j)) mx = std::max(mx, static_cast<double>(row[j]));
-        if (mx == -INFINITY) {  // no key to attend: uniform, as an all-equal additive mask gives
-          for (int j = 0; j < Tk; ++j) row[j] = static_cast<T>(1.0 / Tk);
-          continue;
-        }
-        double sum = 0;
-        for (int j = 0; j < Tk; ++j) {
-          const double e = valid(j) ? std::exp(static_cast<double>(row[j]) - mx) : 0.0;
-          row[j] = static_cast<T>(e);
-          sum += e;
-        }
-        for (int j = 0; j < Tk; ++j) row[j] = static_cast<T>(row[j] / sum);
+        });
       }
     }
   const size_t n = static_cast<size_t>(B) * NH * block;
@@ -68,42 +47,51 @@ template <typename T>
 void attention_sublayer_forward(const AttentionSublayerSpec& s, Flat<T> f, const T* x, const T* kv,
                                 const int32_t* kv_mask, const T* pos_bias, int B, int Tq, int Tk,
                                 const DropoutCtx& drop, AttentionSublayerSaved<T>& sv, Seq2SeqScratch<T>& sc) {
-  const bool pre = s.norm == SublayerNorm::PreRmsNorm;
-  const int C = s.out.out, I = s.q.out, Nq = B * Tq, Nk = B * Tk;
-  const size_t NqC = static_cast<size_t>(Nq) * C, NqI = static_cast<size_t>(Nq) * I, NkI = static_cast<size_t>(Nk) * I;
+  const int I = s.q.out, Nq = B * Tq, Nk = B * Tk;
+  const size_t NqI = static_cast<size_t>(Nq) * I, NkI = static_cast<size_t>(Nk) * I;
   const size_t P = static_cast<size_t>(B) * s.num_heads * Tq * Tk;
   sv.q.resize(NqI);
   sv.k.resize(NkI);
   sv.v.resize(NkI);
   sv.probs.resize(P);
   sv.ctx.resize(NqI);
-  sv.out.resize(NqC);
-  sv.rstd.resize(Nq);
   sc.probs_a.resize(P);
-  const T* in = x;  // the projections' input
-  if (pre) {
-    sv.normed.resize(NqC);
-    rmsnorm_forward(s.rms, f, x, sv.normed.data(), sv.rstd.data(), Nq);
-    in = sv.normed.data();
-  }
+  const T* in = attention_input(s, f, x, Nq, sv);  // the projections' input
   const T* src = kv ? kv : in;  // the keys' and values' input
   linear_forward(s.q, f, in, sv.q.data(), Nq);
   linear_forward(s.k, f, src, sv.k.data(), Nk);
   linear_forward(s.v, f, src, sv.v.data(), Nk);
   attention_core_forward(s, sv.q.data(), sv.k.data(), sv.v.data(), kv_mask, pos_bias, B, Tq, Tk, drop,
                          sv.probs.data(), sc.probs_a.data(), sv.ctx.data());
-  if (pre) {  // out = x + dropout(out_proj(ctx))
-    linear_forward(s.out, f, sv.ctx.data(), sv.out.data(), Nq);
-    kernels::dropout_forward(sv.out.data(), sv.out.data(), NqC, drop.p(s.dropout), drop.seed, s.stream + kOut);
-    kernels::add(sv.out.data(), x, sv.out.data(), NqC);
+  attention_output(s, f, x, Nq, drop, sv);
+}
+
+template <typename T>
+const T* attention_input(const AttentionSublayerSpec& s, Flat<T> f, const T* x, int N, AttentionSublayerSaved<T>& sv) {
+  sv.rstd.resize(static_cast<size_t>(N));
+  if (s.norm != SublayerNorm::PreRmsNorm) return x;
+  sv.normed.resize(static_cast<size_t>(N) * s.out.out);
+  rmsnorm_forward(s.rms, f, x, sv.normed.data(), sv.rstd.data(), N);
+  return sv.normed.data();
+}
+
+template <typename T>
+void attention_output(const AttentionSublayerSpec& s, Flat<T> f, const T* x, int N, const DropoutCtx& drop,
+                      AttentionSublayerSaved<T>& sv) {
+  const size_t NC = static_cast<size_t>(N) * s.out.out;
+  sv.out.resize(NC);
+  if (s.norm == SublayerNorm::PreRmsNorm) {  // out = x + dropout(out_proj(ctx))
+    linear_forward(s.out, f, sv.ctx.data(), sv.out.data(), N);
+    kernels::dropout_forward(sv.out.data(), sv.out.data(), NC, drop.p(s.dropout), drop.seed, s.stream + kOut);
+    kernels::add(sv.out.data(), x, sv.out.data(), NC);
     return;
   }
-  sv.h.resize(NqC);
-  sv.mean.resize(Nq);
-  linear_forward(s.out, f, sv.ctx.data(), sv.h.data(), Nq);
-  kernels::dropout_forward(sv.h.data(), sv.h.data(), NqC, drop.p(s.dropout), drop.seed, s.stream + kOut);
-  kernels::add(sv.h.data(), x, sv.h.data(), NqC);
-  layernorm_forward(s.ln, f, sv.h.data(), sv.out.data(), sv.mean.data(), sv.rstd.data(), Nq);
+  sv.h.resize(NC);
+  sv.mean.resize(static_cast<size_t>(N));
+  linear_forward(s.out, f, sv.ctx.data(), sv.h.data(), N);
+  kernels::dropout_forward(sv.h.data(), sv.h.data(), NC, drop.p(s.dropout), drop.seed, s.stream + kOut);
+  kernels::add(sv.h.data(), x, sv.h.data(), NC);
+  layernorm_forward(s.ln, f, sv.h.data(), sv.out.data(), sv.mean.data(), sv.rstd.data(), N);
 }
 
 template <typename T>
@@ -277,6 +265,10 @@ void ffn_sublayer_backward(const FfnSublayerSpec& s, Flat<T> f, const T* x, int 
                                                const int32_t*, int, int, int, const DropoutCtx&,                   \
                                                const AttentionSublayerSaved<T>&, const T*, T*, T*, T*,             \
                                                Seq2SeqScratch<T>&);                                                 \
+  template const T* attention_input<T>(const AttentionSublayerSpec&, Flat<T>, const T*, int,                      \
+                                       AttentionSublayerSaved<T>&);                                                \
+  template void attention_output<T>(const AttentionSublayerSpec&, Flat<T>, const T*, int, const DropoutCtx&,      \
+                                    AttentionSublayerSaved<T>&);                                                   \
   template void ffn_sublayer_forward<T>(const FfnSublayerSpec&, Flat<T>, const T*, int, const DropoutCtx&,         \
                                         FfnSublayerSaved<T>&, Seq2SeqScratch<T>&);                                  \
   template void ffn_sublayer_backward<T>(const FfnSublayerSpec&, Flat<T>, const T*, int, const DropoutCtx&,        \

@@ -14,6 +14,8 @@
 // through kernels::gemm. The attention's inner width (num_heads x head size, q.out) may differ
 // from the model's (out.out): T5's d_kv.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "nn/flat.h"
@@ -76,6 +78,42 @@ void attention_sublayer_backward(const AttentionSublayerSpec& s, Flat<T> f, cons
                                  const int32_t* kv_mask, int B, int Tq, int Tk, const DropoutCtx& drop,
                                  const AttentionSublayerSaved<T>& saved, const T* dout, T* dx, T* dkv,
                                  T* d_pos_bias, Seq2SeqScratch<T>& scratch);
+
+// The pieces of attention_sublayer_forward that incremental decoding (nn/seq2seq_decode.h)
+// shares: the projections' input (x, or RMS(x) into saved.normed under PreRmsNorm), the
+// scores' factor, one row's masked softmax, and the output from saved.ctx [N, NH*HS].
+template <typename T>
+const T* attention_input(const AttentionSublayerSpec& s, Flat<T> f, const T* x, int N, AttentionSublayerSaved<T>& saved);
+template <typename T>
+void attention_output(const AttentionSublayerSpec& s, Flat<T> f, const T* x, int N, const DropoutCtx& drop,
+                      AttentionSublayerSaved<T>& saved);
+
+// 1/sqrt(head size), or 1 where the model folds the factor into its init (T5).
+template <typename T>
+T score_scale(const AttentionSublayerSpec& s) {
+  const int HS = s.q.out / s.num_heads;
+  return s.scale_scores ? static_cast<T>(1.0 / std::sqrt(static_cast<double>(HS))) : T(1);
+}
+
+// Softmax of row[0, n) over the keys valid(j) admits, in double; the others get 0. A row with
+// no valid key is uniform, as HF's additive large-negative mask makes it.
+template <typename T, typename Valid>
+void masked_softmax(T* row, int n, Valid valid) {
+  double mx = -INFINITY;
+  for (int j = 0; j < n; ++j)
+    if (valid(j)) mx = std::max(mx, static_cast<double>(row[j]));
+  if (mx == -INFINITY) {
+    for (int j = 0; j < n; ++j) row[j] = static_cast<T>(1.0 / n);
+    return;
+  }
+  double sum = 0;
+  for (int j = 0; j < n; ++j) {
+    const double e = valid(j) ? std::exp(static_cast<double>(row[j]) - mx) : 0.0;
+    row[j] = static_cast<T>(e);
+    sum += e;
+  }
+  for (int j = 0; j < n; ++j) row[j] = static_cast<T>(row[j] / sum);
+}
 
 struct FfnSublayerSpec {
   LinearSpec fc1, fc2;  // C -> F, F -> C (T5: wi or wi_0, wo)

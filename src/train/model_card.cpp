@@ -161,6 +161,8 @@ std::string task_display_name(const std::string& tag) {
   if (tag == "text-classification") return "Text Classification";
   if (tag == "text-generation") return "Causal Language Modeling";
   if (tag == "token-classification") return "Token Classification";
+  if (tag == "summarization") return "Summarization";
+  if (tag == "translation") return "Translation";
   return "";
 }
 

@@ -44,6 +44,9 @@ const Field kFields[] = {
     F(mlm_probability), F(line_by_line), F(block_size), F(whole_word_mask),
     F(question_column), F(context_column), F(answer_column), F(doc_stride), F(n_best_size), F(max_answer_length),
     F(version_2_with_negative), F(null_score_diff_threshold), F(label_all_tokens), F(return_entity_level_metrics),
+    F(summary_column), F(source_prefix), F(source_lang), F(target_lang), F(max_source_length), F(max_target_length),
+    F(val_max_target_length), F(ignore_pad_token_for_loss), F(predict_with_generate), F(generation_max_length),
+    F(generation_num_beams),
     F(output_dir), F(overwrite_output_dir), F(do_train), F(do_eval), F(do_predict),
     F(num_train_epochs), F(max_steps), F(per_device_train_batch_size), F(per_device_eval_batch_size),
     F(gradient_accumulation_steps), F(learning_rate), F(weight_decay), F(adam_beta1), F(adam_beta2),
@@ -83,6 +86,7 @@ constexpr Alias kAliases[] = {{"evaluation_strategy", "eval_strategy"},
                                {"question_column_name", "question_column"},
                                {"context_column_name", "context_column"},
                                {"answer_column_name", "answer_column"},
+                               {"num_beams", "generation_num_beams"},  // run_summarization's data argument
                                {"fp16_backend", "half_precision_backend"},  // deprecated in HF 4.x
                                {"no_cuda", "use_cpu"}};                       // deprecated in HF 4.x
 
@@ -277,6 +281,14 @@ void validate(TrainingArguments& a, const std::string& src) {
     fail(src, ": block_size sets the length of grouped texts; with line_by_line each line is cut at max_seq_length "
          "instead: set one of them");
   positive(a.doc_stride, "doc_stride");
+  positive(a.max_source_length, "max_source_length");
+  positive(a.max_target_length, "max_target_length");
+  for (const auto& [n, v] : {std::pair{"val_max_target_length", a.val_max_target_length},
+                             {"generation_max_length", a.generation_max_length},
+                             {"generation_num_beams", a.generation_num_beams}})
+    if (v < 0) fail(src, ": ", n, " must be positive (or 0: its default), got ", v);
+  if (a.source_lang.empty() != a.target_lang.empty())
+    fail(src, ": translation needs both source_lang and target_lang (the `translation` column's keys)");
   positive(a.n_best_size, "n_best_size");
   positive(a.max_answer_length, "max_answer_length");
   for (const auto& [n, v] : {std::pair{"max_train_samples", a.max_train_samples},

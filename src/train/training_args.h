@@ -22,7 +22,7 @@ struct TrainingArguments {
   std::string tokenizer_name;      // default: model_name_or_path
   std::string config_name;         // a directory with config.json: the model when model_name_or_path is unset
   std::string task;  // sequence-classification | masked-lm | causal-lm | token-classification |
-                     // question-answering; default from config.json's architectures
+                     // question-answering | seq2seq-lm; default from config.json's architectures
   std::string problem_type;        // overrides config.json's
   // data (DataTrainingArguments)
   std::string train_file, validation_file, test_file;
@@ -57,6 +57,18 @@ struct TrainingArguments {
   // token classification (run_ner.py); its columns default to tokens / tags
   bool label_all_tokens = false;  // every sub-token of a word gets its tag, not only the first
   bool return_entity_level_metrics = false;
+  // sequence to sequence (run_summarization.py / run_translation.py): source and target texts from
+  // text_column and summary_column, or from the `translation` column's {lang: text} objects when
+  // source_lang and target_lang are set; source_prefix (T5's "summarize: ") starts each source.
+  std::string summary_column = "summary", source_prefix, source_lang, target_lang;
+  int max_source_length = 1024, max_target_length = 128;
+  int val_max_target_length = 0;  // evaluation and prediction targets; 0: max_target_length
+  bool ignore_pad_token_for_loss = true;  // with pad_to_max_length: padded targets are -100, not pad
+  // Seq2SeqTrainingArguments: evaluation generates (and scores ROUGE / BLEU) instead of only
+  // taking the loss; its length limit (0: val_max_target_length) and beams (0: the model's
+  // generation_config.json, else 1).
+  bool predict_with_generate = false;
+  int generation_max_length = 0, generation_num_beams = 0;
   // TrainingArguments
   std::string output_dir;
   bool overwrite_output_dir = false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/bart/bart_decoder.h"
 #include "models/batch_checks.h"
 #include "models/encoder_heads.h"
 #include "util/error.h"
@@ -159,13 +160,13 @@ std::vector<int32_t> BartModel<T>::decoder_inputs(const Batch& b, int* Td) const
 
 template <typename T>
 void BartModel<T>::embed(const BartEmbeddingSpec& e, const std::vector<int32_t>& ids, int B, int T_,
-                         const nn::DropoutCtx& drop, BartEmbeddingSaved<T>& s) const {
+                         const nn::DropoutCtx& drop, BartEmbeddingSaved<T>& s, int first_position) const {
   const int N = B * T_, C = this->cfg_.hidden_size;
   const size_t NC = static_cast<size_t>(N) * C;
   const nn::Flat<T> f = this->flat_for_forward();
   s.ids = ids;
   s.position_ids.resize(static_cast<size_t>(N));
-  for (int n = 0; n < N; ++n) s.position_ids[n] = n % T_ + 2;  // HF's offset
+  for (int n = 0; n < N; ++n) s.position_ids[n] = first_position + n % T_ + 2;  // HF's offset
   for (Buffer<T>* b : {&s.sum, &s.out}) b->resize(NC);
   for (Buffer<T>* b : {&s.mean, &s.rstd}) b->resize(N);
   s.sum.zero();
@@ -238,25 +239,15 @@ const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
          "); the decoder reads the encoder's output, which a pipeline stage boundary does not carry");
   auto& s = static_cast<BartState<T>&>(state);
   const nn::Flat<T> f = this->flat_for_forward();
-  const int B = b.B, T_ = b.T, N = B * T_;
+  const int B = b.B, T_ = b.T;
   const int32_t* mask = b.attention_mask.data();
-  s.enc.resize(enc_.size());
   s.dec.resize(dec_.size());
-
-  embed(enc_emb_, b.input_ids, B, T_, drop, s.enc_emb);
-  const T* x = s.enc_emb.out.data();
-  for (size_t i = 0; i < enc_.size(); ++i) {
-    nn::attention_sublayer_forward<T>(enc_[i].self_attn, f, x, nullptr, mask, nullptr, B, T_, T_, drop, s.enc[i].self_attn,
-                                   s.scratch);
-    nn::ffn_sublayer_forward(enc_[i].ffn, f, s.enc[i].self_attn.out.data(), N, drop, s.enc[i].ffn, s.scratch);
-    x = s.enc[i].ffn.out.data();
-  }
-  const T* enc_out = x;
+  const T* enc_out = encode(b, drop, s);
 
   const std::vector<int32_t> dec_ids = decoder_inputs(b, &s.Td);
   embed(dec_emb_, dec_ids, B, s.Td, drop, s.dec_emb);
   const int Nd = B * s.Td;
-  x = s.dec_emb.out.data();
+  const T* x = s.dec_emb.out.data();
   for (size_t i = 0; i < dec_.size(); ++i) {
     auto& sv = s.dec[i];
     // decoder self-attention: causal only (HF passes no decoder_attention_mask here)
@@ -268,6 +259,29 @@ const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
     x = sv.ffn.out.data();
   }
   return head_forward(b, drop, x, s);
+}
+
+template <typename T>
+const T* BartModel<T>::encode(const Batch& b, const nn::DropoutCtx& drop, BartState<T>& s) const {
+  const nn::Flat<T> f = this->flat_for_forward();
+  const int B = b.B, T_ = b.T, N = B * T_;
+  const int32_t* mask = b.attention_mask.data();
+  s.enc.resize(enc_.size());
+  embed(enc_emb_, b.input_ids, B, T_, drop, s.enc_emb);
+  const T* x = s.enc_emb.out.data();
+  for (size_t i = 0; i < enc_.size(); ++i) {
+    nn::attention_sublayer_forward<T>(enc_[i].self_attn, f, x, nullptr, mask, nullptr, B, T_, T_, drop,
+                                      s.enc[i].self_attn, s.scratch);
+    nn::ffn_sublayer_forward(enc_[i].ffn, f, s.enc[i].self_attn.out.data(), N, drop, s.enc[i].ffn, s.scratch);
+    x = s.enc[i].ffn.out.data();
+  }
+  return x;
+}
+
+template <typename T>
+std::unique_ptr<CausalDecoder<T>> BartModel<T>::new_cached_seq2seq_decoder(const std::vector<int32_t>& source) const {
+  if (this->cfg_.task != Task::Seq2SeqLM) return nullptr;
+  return std::make_unique<BartDecoder<T>>(*this, source);
 }
 
 template <typename T>

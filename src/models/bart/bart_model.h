@@ -69,6 +69,9 @@ struct BartState : ModelState {
 };
 
 template <typename T>
+class BartDecoder;  // models/bart/bart_decoder.h
+
+template <typename T>
 class BartModel final : public Model<T> {
  public:
   explicit BartModel(const ModelConfig& config);
@@ -85,10 +88,13 @@ class BartModel final : public Model<T> {
   typename Model<T>::ActivationTerms activation_terms(int B, int T_) const override;
   size_t scratch_values(int B, int T_) const override;
   size_t loss_values(int B, int T_) const override;
+  std::unique_ptr<CausalDecoder<T>> new_cached_seq2seq_decoder(const std::vector<int32_t>& source) const override;
   using Model<T>::forward;
   using Model<T>::backward;
 
  private:
+  template <typename>
+  friend class BartDecoder;
   std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& p) const override;
   void build();
   nn::AttentionSublayerSpec add_attention(const std::string& p, const std::string& ln, int heads, bool causal,
@@ -98,8 +104,11 @@ class BartModel final : public Model<T> {
   // shift_tokens_right of the labels (ForConditionalGeneration) or of input_ids (the other
   // heads, and no labels): decoder_start_token_id, then the row shifted, -100 -> pad.
   std::vector<int32_t> decoder_inputs(const Batch& b, int* Td) const;
+  // first_position: the position of the first of each row's T_ ids (incremental decoding).
   void embed(const BartEmbeddingSpec& e, const std::vector<int32_t>& ids, int B, int T_, const nn::DropoutCtx& drop,
-             BartEmbeddingSaved<T>& s) const;
+             BartEmbeddingSaved<T>& s, int first_position = 0) const;
+  // The encoder over b's input_ids; returns its output [B*T, C] (held by the state).
+  const T* encode(const Batch& b, const nn::DropoutCtx& drop, BartState<T>& s) const;
   void embed_backward(const BartEmbeddingSpec& e, nn::Flat<T> f, int B, int T_, const nn::DropoutCtx& drop,
                       BartEmbeddingSaved<T>& s, T* d) const;
   const T* head_forward(const Batch& b, const nn::DropoutCtx& drop, const T* h, BartState<T>& s) const;

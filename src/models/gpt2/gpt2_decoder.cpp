@@ -1,5 +1,6 @@
 #include "models/gpt2/gpt2_decoder.h"
 
+#include "kernels/ops.h"
 #include "util/error.h"
 
 namespace strata {
@@ -48,6 +49,21 @@ const T* Gpt2Decoder<T>::append(const int32_t* ids, int n) {
   logits_.resize(static_cast<size_t>(B_) * V);
   nn::linear_forward(m_.lm_head_, f, final_.data(), logits_.data(), B_);
   return logits_.data();
+}
+
+template <typename T>
+void Gpt2Decoder<T>::reorder(const std::vector<int32_t>& rows) {
+  check_reorder_rows("gpt2 decoder", rows, B_);
+  // Only the len_ filled positions of each row move; a row is [capacity_, C] in the cache.
+  const size_t C = static_cast<size_t>(m_.config().hidden_size), row = static_cast<size_t>(capacity_) * C,
+               filled = static_cast<size_t>(len_) * C;
+  moved_.resize(static_cast<size_t>(B_) * filled);
+  for (auto& cache : caches_)
+    for (Buffer<T>* kv : {&cache.k, &cache.v}) {
+      for (size_t b = 0; b < static_cast<size_t>(B_); ++b)
+        kernels::copy(kv->data() + static_cast<size_t>(rows[b]) * row, moved_.data() + b * filled, filled);
+      kernels::copy_rows(moved_.data(), filled, kv->data(), row, static_cast<size_t>(B_), filled);
+    }
 }
 
 template class Gpt2Decoder<float>;

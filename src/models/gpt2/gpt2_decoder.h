@@ -17,12 +17,14 @@ class Gpt2Decoder final : public CausalDecoder<T> {
   explicit Gpt2Decoder(const Gpt2Model<T>& m) : m_(m) {}
   void reset(int B, int capacity) override;
   const T* append(const int32_t* ids, int n) override;
+  void reorder(const std::vector<int32_t>& rows) override;  // permutes every block's cache
   int length() const override { return len_; }
 
  private:
   const Gpt2Model<T>& m_;
   int B_ = 0, capacity_ = 0, len_ = 0;
   std::vector<nn::DecoderLayerCache<T>> caches_;  // one per block
+  Buffer<T> moved_;                               // reorder's copy of one cache's k or v
   nn::DecoderLayerSaved<T> slots_[2];             // block i writes slot i % 2 (as infer does)
   nn::BlockScratch<T> scratch_;                   // the blocks' MLP activation
   std::vector<int32_t> positions_;

@@ -1,0 +1,87 @@
+#include "models/bart/bart_decoder.h"
+
+#include "models/batch_checks.h"
+#include "util/error.h"
+
+namespace strata {
+
+template <typename T>
+BartDecoder<T>::BartDecoder(const BartModel<T>& m, const std::vector<int32_t>& source)
+    : m_(m), source_len_(static_cast<int>(source.size())) {
+  const ModelConfig& c = m.config();
+  STRATA_CHECK(source_len_ > 0 && source_len_ <= c.max_position_embeddings, "[bart decoder] a source of ",
+               source_len_, " tokens; the encoder takes 1..", c.max_position_embeddings);
+  Batch b;
+  b.B = 1;
+  b.T = source_len_;
+  b.input_ids = source;
+  b.attention_mask.assign(source.size(), 1);
+  b.token_type_ids.assign(source.size(), 0);
+  check_batch(c, b, "[bart decoder] source");
+  BartState<T> encoder;
+  const T* enc_out = m.encode(b, nn::DropoutCtx{false, 0}, encoder);
+  const nn::Flat<T> f = m.flat_for_forward();
+  cross_.resize(m.dec_.size());
+  for (size_t i = 0; i < m.dec_.size(); ++i) {
+    cross_[i].reset(1, source_len_, m.dec_[i].cross_attn.k.out);
+    nn::cache_keys_values(m.dec_[i].cross_attn, f, enc_out, 1, source_len_, 0, cross_[i], tmp_);
+  }
+}
+
+template <typename T>
+void BartDecoder<T>::reset(int B, int capacity) {
+  const int positions = m_.config().max_position_embeddings;
+  STRATA_CHECK(B > 0 && capacity > 0 && capacity <= positions, "[bart decoder] capacity ", capacity, " must be in 1..",
+               positions, " (max_position_embeddings) with B = ", B, " > 0");
+  B_ = B;
+  capacity_ = capacity;
+  len_ = 0;
+  self_.resize(m_.dec_.size());
+  for (size_t i = 0; i < self_.size(); ++i) self_[i].reset(B, capacity, m_.dec_[i].self_attn.k.out);
+}
+
+template <typename T>
+const T* BartDecoder<T>::append(const int32_t* ids, int n) {
+  const ModelConfig& c = m_.config();
+  const int C = c.hidden_size, V = c.vocab_size, N = B_ * n;
+  check_decoder_input("bart decoder", ids, B_, n, len_, capacity_, V);
+  const nn::Flat<T> f = m_.flat_for_forward();
+  const nn::DropoutCtx off{false, 0};
+  m_.embed(m_.dec_emb_, std::vector<int32_t>(ids, ids + N), B_, n, off, emb_, len_);
+  const T* x = emb_.out.data();
+  for (size_t i = 0; i < m_.dec_.size(); ++i) {
+    const BartDecoderLayerSpec& layer = m_.dec_[i];
+    nn::attention_sublayer_step(layer.self_attn, f, x, B_, n, len_, self_[i], true, len_ + n, self_step_, tmp_);
+    nn::attention_sublayer_step(layer.cross_attn, f, self_step_.out.data(), B_, n, len_, cross_[i], false,
+                                source_len_, cross_step_, tmp_);
+    nn::ffn_sublayer_forward(layer.ffn, f, cross_step_.out.data(), N, off, ffn_, scratch_);
+    x = ffn_.out.data();
+  }
+  len_ += n;
+  last_rows_.resize(static_cast<size_t>(B_));
+  for (int b = 0; b < B_; ++b) last_rows_[b] = b * n + n - 1;
+  last_.resize(static_cast<size_t>(B_) * C);
+  kernels::gather_rows(x, last_rows_.data(), last_.data(), B_, C);
+  logits_.resize(static_cast<size_t>(B_) * V);
+  const nn::LinearSpec lm{m_.shared_, m_.final_logits_bias_, C, V};
+  nn::linear_forward(lm, f, last_.data(), logits_.data(), B_);
+  return logits_.data();
+}
+
+template <typename T>
+void BartDecoder<T>::reorder(const std::vector<int32_t>& rows) {
+  check_reorder_rows("bart decoder", rows, B_);
+  for (auto& cache : self_) {
+    const size_t width = cache.k.size() / static_cast<size_t>(B_);
+    tmp_.resize(cache.k.size());
+    for (Buffer<T>* kv : {&cache.k, &cache.v}) {
+      kernels::gather_rows(kv->data(), rows.data(), tmp_.data(), B_, static_cast<int>(width));
+      kernels::copy(tmp_.data(), kv->data(), static_cast<size_t>(B_) * width);
+    }
+  }
+}
+
+template class BartDecoder<float>;
+template class BartDecoder<double>;
+
+}  // namespace strata
