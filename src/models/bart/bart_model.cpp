@@ -5,6 +5,7 @@
 
 #include "models/bart/bart_decoder.h"
 #include "models/batch_checks.h"
+#include "models/decoder_inputs.h"
 #include "models/encoder_heads.h"
 #include "util/error.h"
 
@@ -136,29 +137,6 @@ std::unique_ptr<ModelState> BartModel<T>::make_state(const nn::ActivationPolicy&
 }
 
 template <typename T>
-std::vector<int32_t> BartModel<T>::decoder_inputs(const Batch& b, int* Td) const {
-  const ModelConfig& c = this->cfg_;
-  const bool seq2seq = c.task == Task::Seq2SeqLM;
-  if (seq2seq && !b.decoder_input_ids.empty()) {
-    *Td = b.Td;
-    return b.decoder_input_ids;
-  }
-  // ForConditionalGeneration reads its labels shifted; without labels (and always for the other
-  // heads) BartModel shifts input_ids
-  const bool from_labels = seq2seq && !b.labels.empty();
-  const std::vector<int32_t>& src = from_labels ? b.labels : b.input_ids;
-  *Td = from_labels ? b.Td : b.T;
-  std::vector<int32_t> out(static_cast<size_t>(b.B) * *Td);
-  for (int r = 0; r < b.B; ++r)
-    for (int t = 0; t < *Td; ++t) {
-      const size_t i = static_cast<size_t>(r) * *Td + t;
-      const int32_t v = t == 0 ? bart_.decoder_start_token_id : src[i - 1];
-      out[i] = v == -100 ? c.pad_token_id : v;
-    }
-  return out;
-}
-
-template <typename T>
 void BartModel<T>::embed(const BartEmbeddingSpec& e, const std::vector<int32_t>& ids, int B, int T_,
                          const nn::DropoutCtx& drop, BartEmbeddingSaved<T>& s, int first_position) const {
   const int N = B * T_, C = this->cfg_.hidden_size;
@@ -244,7 +222,7 @@ const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
   s.dec.resize(dec_.size());
   const T* enc_out = encode(b, drop, s);
 
-  const std::vector<int32_t> dec_ids = decoder_inputs(b, &s.Td);
+  const std::vector<int32_t> dec_ids = decoder_inputs(this->cfg_, b, bart_.decoder_start_token_id, &s.Td);
   embed(dec_emb_, dec_ids, B, s.Td, drop, s.dec_emb);
   const int Nd = B * s.Td;
   const T* x = s.dec_emb.out.data();

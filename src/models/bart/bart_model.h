@@ -100,10 +100,6 @@ class BartModel final : public Model<T> {
   nn::AttentionSublayerSpec add_attention(const std::string& p, const std::string& ln, int heads, bool causal,
                                           uint64_t stream);
   nn::FfnSublayerSpec add_ffn(const std::string& p, int F, uint64_t stream);
-  // The decoder's input ids and length Td: decoder_input_ids when the batch has them, else HF's
-  // shift_tokens_right of the labels (ForConditionalGeneration) or of input_ids (the other
-  // heads, and no labels): decoder_start_token_id, then the row shifted, -100 -> pad.
-  std::vector<int32_t> decoder_inputs(const Batch& b, int* Td) const;
   // first_position: the position of the first of each row's T_ ids (incremental decoding).
   void embed(const BartEmbeddingSpec& e, const std::vector<int32_t>& ids, int B, int T_, const nn::DropoutCtx& drop,
              BartEmbeddingSaved<T>& s, int first_position = 0) const;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/batch_checks.h"
+#include "models/decoder_inputs.h"
 #include "models/t5/relative_position.h"
 #include "util/error.h"
 
@@ -154,27 +155,6 @@ std::unique_ptr<ModelState> T5Model<T>::make_state(const nn::ActivationPolicy& p
 }
 
 template <typename T>
-std::vector<int32_t> T5Model<T>::decoder_inputs(const Batch& b, int* Td) const {
-  const ModelConfig& c = this->cfg_;
-  const bool seq2seq = c.task == Task::Seq2SeqLM;
-  if (seq2seq && !b.decoder_input_ids.empty()) {
-    *Td = b.Td;
-    return b.decoder_input_ids;
-  }
-  const bool from_labels = seq2seq && !b.labels.empty();
-  const std::vector<int32_t>& src = from_labels ? b.labels : b.input_ids;
-  *Td = from_labels ? b.Td : b.T;
-  std::vector<int32_t> out(static_cast<size_t>(b.B) * *Td);
-  for (int r = 0; r < b.B; ++r)
-    for (int t = 0; t < *Td; ++t) {
-      const size_t i = static_cast<size_t>(r) * *Td + t;
-      const int32_t v = t == 0 ? t5_.decoder_start_token_id : src[i - 1];
-      out[i] = v == -100 ? c.pad_token_id : v;
-    }
-  return out;
-}
-
-template <typename T>
 void T5Model<T>::embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCtx& drop, T5StackSaved<T>& s) const {
   const int N = B * T_, C = t5_.d_model, NH = t5_.num_heads;
   const size_t NC = static_cast<size_t>(N) * C;
@@ -245,7 +225,7 @@ const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRan
   finish(enc_stack_, x, N, drop, s.enc_stack);
   const T* enc_out = s.enc_stack.out.data();
 
-  s.dec_stack.ids = decoder_inputs(b, &s.Td);
+  s.dec_stack.ids = decoder_inputs(this->cfg_, b, t5_.decoder_start_token_id, &s.Td);
   const int Td = s.Td, Nd = B * Td;
   embed(dec_stack_, B, Td, drop, s.dec_stack);
   x = s.dec_stack.emb.data();

@@ -49,7 +49,7 @@ struct T5StackSpec {
 // What a stack keeps besides its blocks' saved tensors.
 template <typename T>
 struct T5StackSaved {
-  std::vector<int32_t> ids;      // token ids [B*T] (the decoder's: decoder_inputs())
+  std::vector<int32_t> ids;      // token ids [B*T] (the decoder's: models/decoder_inputs.h)
   Buffer<T> emb;                 // embeddings after dropout [B*T, C]
   std::vector<int32_t> buckets;  // [T*T]
   Buffer<T> bias;                // [T*T, NH]
@@ -103,10 +103,6 @@ class T5Model final : public Model<T> {
   void build();
   nn::AttentionSublayerSpec add_attention(const std::string& p, bool causal, uint64_t stream);
   nn::FfnSublayerSpec add_ffn(const std::string& p, uint64_t stream);
-  // The decoder's input ids and length Td: decoder_input_ids when the batch has them, else HF's
-  // _shift_right of the labels (decoder_start_token_id, then the row shifted, -100 -> pad), or of
-  // input_ids when there are no labels (T5Model, or a batch without targets).
-  std::vector<int32_t> decoder_inputs(const Batch& b, int* Td) const;
   // Embeddings (with dropout) and the stack's position bias for B rows of T tokens.
   void embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCtx& drop, T5StackSaved<T>& s) const;
   // final_layer_norm and dropout of the stack's last hidden state x.
