@@ -1,17 +1,17 @@
 // ROUGE, BLEU and the Porter stemmer against the packages HF's seq2seq example scripts use:
 // rouge-score 0.1.2 with nltk 3.10.4's PorterStemmer, and sacrebleu 2.6.0.
-// tests/fixtures/make_fixtures_seq2seq_metrics.sh writes seq2seq_metrics.json (inputs and the
+// tests/fixtures/make_fixtures_seq2seq_metrics.sh writes seq2seq_metrics.json.gz (inputs and the
 // packages' outputs); a few hand-worked cases follow.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cmath>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "data/file_bytes.h"
 #include "test_paths.h"
 #include "train/bleu.h"
 #include "train/porter_stemmer.h"
@@ -25,10 +25,8 @@ using nlohmann::json;
 
 const json& reference() {
   static const json j = [] {
-    const std::string path = test::fixture_dir() + "/seq2seq_metrics.json";
-    std::ifstream f(path);
-    EXPECT_TRUE(f.good()) << "cannot open " << path;
-    return json::parse(f);
+    const data::FileBytes f(test::fixture_dir() + "/seq2seq_metrics.json.gz");  // gzip: inflated
+    return json::parse(f.bytes());
   }();
   return j;
 }
