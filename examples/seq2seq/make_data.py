@@ -7,6 +7,9 @@ SHA-256 of fixed strings; gzip mtime 0):
 
   examples/seq2seq/data/{train,validation,test}.jsonl.gz   {"gloss": ..., "words": ...}
 
+validation and test are in the repository; train (0.9 MB) is made by `examples/run.sh
+gloss2word` when missing (the same bytes every time), to keep the tracked tree small.
+
 `gloss` is the synset's gloss (its definition and WordNet's quoted usage examples), `words`
 its lemmas as the line lists them ("rage"; "grade, ground level"). Kept: synsets of at most
 MAX_LEMMAS lemmas whose gloss has MIN_WORDS..MAX_WORDS words, occurs once in the file, and has
