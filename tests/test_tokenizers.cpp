@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "data/file_bytes.h"
 #include "io/files.h"
 #include "test_util_fs.h"
 #include "tokenizers/byte_fallback.h"
@@ -236,8 +237,9 @@ TEST(TokenizerLegacyFormats, RobertaVocabJsonMergesMatchesTokenizerJson) {
 
 TEST(TokenizerLegacyFormats, Gpt2VocabJsonMergesMatchesTokenizerJson) {
   ScratchDir dir;
-  fs::copy_file(kReference + "/gpt2/encoder.json", dir.path("vocab.json"));
-  fs::copy_file(kReference + "/gpt2/vocab.bpe", dir.path("merges.txt"));
+  // OpenAI's files are stored gzipped (the tree travels to the GPU machine); the loader reads them plain
+  test::write_text(dir.path("vocab.json"), std::string(data::FileBytes(kReference + "/gpt2/encoder.json.gz").bytes()));
+  test::write_text(dir.path("merges.txt"), std::string(data::FileBytes(kReference + "/gpt2/vocab.bpe.gz").bytes()));
   fs::copy_file(kReference + "/gpt2/tokenizer_config.json", dir.path("tokenizer_config.json"));
   Tokenizer t = Tokenizer::from_dir(dir.path());
   check_all(t, kFixtures + "/gpt2.expected.jsonl", "gpt2 vocab.json + merges.txt");
