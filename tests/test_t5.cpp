@@ -116,6 +116,19 @@ INSTANTIATE_TEST_SUITE_P(T5, T5GradCheck, testing::Values(Variant::Original, Var
                            return i.param == Variant::Original ? std::string("ReluTied") : std::string("GatedGeluUntied");
                          });
 
+// T5's heads have their own width d_kv: 3 heads of 4 over d_model 10 is a valid T5 (the generic
+// "hidden size divisible by the number of heads" rule is not T5's), and it trains correctly.
+TEST(T5Model, HeadsNeedNotDivideDModel) {
+  json j = tiny_t5_json(Variant::V1_1, 0.1f);
+  j["d_model"] = 10;
+  j["num_heads"] = 3;
+  j["d_kv"] = 4;
+  T5Model<double> m(parse_model_config(j, "t5 config.json"));
+  EXPECT_EQ(m.config().head_size(), 4);
+  init_perturbed(m, 5);
+  test::expect_gradients_match_finite_differences_with_dropout(m, make_batch(m.config(), 2, 6, 4, 9));
+}
+
 // HF's _relative_position_bucket worked by hand for T5's defaults (32 buckets, distance 128):
 // bidirectional, 8 exact distances per direction, then 8 logarithmic buckets up to 128
 // (8 + floor(8 log(n/8) / log 16)), keys after the query in buckets 16..31; unidirectional,

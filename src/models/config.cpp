@@ -155,7 +155,7 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src, 
   if (!kernels::parse_activation(c.hidden_act.c_str(), &c.act))
     fail(src, ": activation '", c.hidden_act,
          "' is not supported; expected gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish or tanh");
-  if (c.hidden_size % c.num_heads != 0)
+  if (c.head_width == 0 && c.hidden_size % c.num_heads != 0)
     fail(src, ": hidden size ", c.hidden_size, " is not divisible by the number of heads ", c.num_heads);
   if (c.pad_token_id < -1 || c.pad_token_id >= c.vocab_size)
     fail(src, ": pad_token_id ", c.pad_token_id, " is outside the vocabulary [0, ", c.vocab_size, ")");

@@ -47,12 +47,13 @@ struct ModelConfig {
   int num_hidden_groups = 1, inner_group_num = 1;  // ALBERT's shared layer groups
   float embedding_dropout = 0;                     // GPT-2 embd_pdrop (BERT family: hidden_dropout)
   bool scale_attn_weights = true;                  // GPT-2: divide scores by sqrt(head size)
+  int head_width = 0;  // T5's d_kv: heads of their own width (0: hidden_size / num_heads, which must divide)
   nlohmann::json raw;
   // Not from config.json: the job's tensor-parallel split, which the model's table is built
   // for (models/tensor_split.h). Saving writes the unsplit model.
   TensorSplit tensor_split;
 
-  int head_size() const { return hidden_size / num_heads; }
+  int head_size() const { return head_width > 0 ? head_width : hidden_size / num_heads; }
   // HF class name for this model_type and task, e.g. "BertForSequenceClassification".
   std::string architecture() const;
   // The name prefix of the base model's parameters inside a task model ("bert.", "roberta.", ...).

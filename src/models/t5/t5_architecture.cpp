@@ -18,6 +18,7 @@ void parse_t5(const ConfigFields& f, ModelConfig& c) {
   c.hidden_size = t.d_model;
   c.num_layers = t.num_layers;
   c.num_heads = t.num_heads;
+  c.head_width = t.d_kv;  // num_heads * d_kv need not be d_model
   c.intermediate_size = t.d_ff;
   // Relative positions only: no table limits the length (HF's n_positions is not enforced either).
   c.max_position_embeddings = INT_MAX;
