@@ -135,6 +135,13 @@ TEST(BadInput, ConfigMissingARequiredField) {
   expect_load_error(distil, {distil + "/config.json", "'n_heads' is missing"});
 }
 
+// Heads that do not divide the hidden size (T5 alone gives its heads their own width, d_kv).
+TEST(BadInput, HiddenSizeNotDivisibleByTheHeads) {
+  const ScratchDir scratch;
+  const std::string dir = copy_with_config("bert-seq-cls", scratch, [](json& c) { c["num_attention_heads"] = 3; });
+  expect_load_error(dir, {dir + "/config.json", "is not divisible by the number of heads 3"});
+}
+
 TEST(BadInput, UnsupportedModelType) {
   const ScratchDir scratch;
   const std::string dir = copy_with_config("bert-seq-cls", scratch, [](json& c) { c["model_type"] = "gpt_neo"; });
