@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "core/exit_status.h"
@@ -187,23 +188,73 @@ void Trainer::resume_from(const std::string& dir) {
                        state_.batch_in_epoch, ")"));
 }
 
+// One train() call's loop: its length and schedule, what it reads and counts between steps.
+struct Trainer::TrainRun {
+  TrainRun(const TrainingArguments& a, int64_t batches_)
+      : batches(batches_),
+        // A last partial accumulation at the end of an epoch still makes an optimizer step.
+        steps_per_epoch((batches + a.gradient_accumulation_steps - 1) / a.gradient_accumulation_steps),
+        max_steps(a.max_steps > 0 ? a.max_steps : static_cast<int64_t>(std::ceil(a.num_train_epochs * steps_per_epoch))),
+        sched(a.lr_scheduler_type, a.learning_rate, warmup_steps_from(a.warmup_ratio, a.warmup_steps, max_steps),
+              max_steps),
+        accumulated(a.gradient_accumulation_steps) {}
+
+  // Before the first step: the progress bar, the clock, and the stop signals caught from here on.
+  void start(int64_t global_step, bool quiet) {
+    bar.emplace(max_steps, quiet);
+    bar->update(global_step, "");
+    t0 = std::chrono::steady_clock::now();
+    start_step = global_step;
+    // A stop request: SIGTERM (Slurm, a spot reclaim, kill) or SIGUSR1 (as mpirun forwards a
+    // stop to every rank). More of them change nothing: under Slurm a rank can get both, and the
+    // second must not cost the checkpoint. A rank stuck past its grace period is killed.
+    stop_request.emplace(std::initializer_list<int>{SIGTERM, SIGUSR1});
+  }
+
+  const int64_t batches, steps_per_epoch, max_steps;
+  const LRScheduler sched;
+  std::vector<Batch> accumulated;  // one batch per accumulation step
+  std::optional<Progress> bar;
+  std::optional<SignalFlag> stop_request;
+  std::chrono::steady_clock::time_point t0;
+  int64_t start_step = 0, tokens = 0;
+  bool started = false, stop = false;
+};
+
+// What one optimizer step leaves for the logging, evaluation and stopping after it.
+struct Trainer::StepResult {
+  double loss, grad_norm;
+  bool epoch_end;
+};
+
 nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, const EvalTask* eval_task) {
-  const TrainingArguments& a = args_;
   const int64_t batches = static_cast<int64_t>(train_data.num_batches());
-  if (batches == 0) fail(a.train_file, ": the training set has no batches");
-  // A last partial accumulation at the end of an epoch still makes an optimizer step.
-  const int64_t steps_per_epoch = (batches + a.gradient_accumulation_steps - 1) / a.gradient_accumulation_steps;
-  const int64_t max_steps =
-      a.max_steps > 0 ? a.max_steps : static_cast<int64_t>(std::ceil(a.num_train_epochs * steps_per_epoch));
-  const LRScheduler sched(a.lr_scheduler_type, a.learning_rate,
-                          warmup_steps_from(a.warmup_ratio, a.warmup_steps, max_steps), max_steps);
+  if (batches == 0) fail(args_.train_file, ": the training set has no batches");
+  TrainRun run(args_, batches);
+  begin_training(run, train_data.num_examples());
+  const MatmulPrecisionScope products(precision_.train, precision_.path);
+  kernels::warm_up_gemm();  // the library's generated code is held before training, not planned
+  held_before_training_ = memory_outside_plan();
+  check_memory_fits(eval_data ? EvalShape{args_.per_device_eval_batch_size, args_.sequence_length()} : EvalShape{});
+  run.start(state_.global_step, args_.disable_tqdm || !is_main_process());
+  control_ = {};
+  notify(TrainerEvent::TrainBegin);
+  while (state_.global_step < run.max_steps && !run.stop) {
+    const StepResult step = train_step(run, train_data);
+    after_step(run, step, eval_data, eval_task);
+  }
+  return finish_training(run);
+}
+
+void Trainer::begin_training(const TrainRun& run, size_t num_examples) {
+  const TrainingArguments& a = args_;
   if (is_main_process()) fs::create_directories(fs::path(log_path()).parent_path());
   if (!a.resume_from_checkpoint.empty()) {
     resume_from(resolve_checkpoint(a.resume_from_checkpoint));
   } else if (is_main_process()) {
     io::write_file_atomic(log_path(), "");
   }
-  state_.max_steps = max_steps;
+  state_.max_steps = run.max_steps;
   // As HF's Trainer fills its TrainerState at the start of training.
   state_.logging_steps = a.logging_steps;
   state_.eval_steps = a.eval_steps;
@@ -211,7 +262,7 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
   state_.train_batch_size = a.per_device_train_batch_size;
   state_.early_stopping_patience = a.early_stopping_patience;
   state_.early_stopping_threshold = a.early_stopping_threshold;
-  state_.num_train_epochs = a.max_steps > 0 ? (max_steps + steps_per_epoch - 1) / steps_per_epoch
+  state_.num_train_epochs = a.max_steps > 0 ? (run.max_steps + run.steps_per_epoch - 1) / run.steps_per_epoch
                                             : static_cast<int64_t>(std::ceil(a.num_train_epochs));
   const int64_t global_batch = static_cast<int64_t>(a.per_device_train_batch_size) * data_parallel_size();
   if (state_.global_batch_size != 0 && state_.global_batch_size != global_batch && state_.batch_in_epoch > 0) {
@@ -224,10 +275,9 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                            " examples will be read again"));
   }
   state_.global_batch_size = global_batch;
-
-  if (is_main_process())
+  if (!is_main_process()) return;
   progress_message(cat("***** Running training *****\n  Run = ", a.run_name.empty() ? a.output_dir : a.run_name,
-                       "\n  Num examples = ", train_data.num_examples(),
+                       "\n  Num examples = ", num_examples,
                        "\n  Processes = ", world_ ? world_->size() : 1,
                        pipeline_ ? cat(" (", data_parallel_size(), " data parallel x ", pipe_->stages(), " pipeline stages, ",
                                        a.microbatches, " micro-batches per batch, ", a.pipeline, ")")
@@ -238,155 +288,150 @@ nlohmann::json Trainer::train(BatchStream& train_data, BatchStream* eval_data, c
                                              : std::string(),
                        "\n  Num epochs = ", state_.num_train_epochs,
                        "\n  Batch size = ", a.per_device_train_batch_size, " x ", a.gradient_accumulation_steps,
-                       " accumulation\n  Total optimization steps = ", max_steps, "\n  Trainable parameters = ",
+                       " accumulation\n  Total optimization steps = ", run.max_steps, "\n  Trainable parameters = ",
                        model_->table().total()));
-  if (is_main_process() && precision_.any()) progress_message(cat("mixed precision: ", precision_.describe()));
-  const MatmulPrecisionScope products(precision_.train, precision_.path);
-  kernels::warm_up_gemm();  // the library's generated code is held before training, not planned
-  held_before_training_ = memory_outside_plan();
-  check_memory_fits(eval_data ? EvalShape{a.per_device_eval_batch_size, a.sequence_length()} : EvalShape{});
-  Progress bar(max_steps, a.disable_tqdm || !is_main_process());
-  bar.update(state_.global_step, "");
-  const auto t0 = std::chrono::steady_clock::now();
-  const int64_t start_step = state_.global_step;
-  std::vector<Batch> accumulated(a.gradient_accumulation_steps);  // one batch per accumulation step
-  bool started = false, stop = false;
-  // A stop request: SIGTERM (Slurm, a spot reclaim, kill) or SIGUSR1 (as mpirun forwards a
-  // stop to every rank). More of them change nothing: under Slurm a rank can get both, and the
-  // second must not cost the checkpoint. A rank stuck past its grace period is killed.
-  const SignalFlag stop_request({SIGTERM, SIGUSR1});
-  int64_t tokens = 0;
-  control_ = {};
-  notify(TrainerEvent::TrainBegin);
+  if (precision_.any()) progress_message(cat("mixed precision: ", precision_.describe()));
+}
 
-  while (state_.global_step < max_steps && !stop) {
-    if (!started || state_.batch_in_epoch == 0) {
-      train_data.start(state_.epoch, static_cast<size_t>(state_.batch_in_epoch));
-      started = true;
-    }
-    int n = 0;
-    while (n < a.gradient_accumulation_steps && train_data.next(accumulated[n])) ++n;
-    if (n == 0) fail("training data ended early in epoch ", state_.epoch, " at batch ", state_.batch_in_epoch);
-    for (int i = 0; i < n; ++i) {  // the largest batch shape: where the plan puts the peak
-      largest_batch_.first = std::max(largest_batch_.first, accumulated[i].B);
-      largest_batch_.second = std::max(largest_batch_.second, accumulated[i].T);
-    }
-    // The loss is normalised by the labels of the global batch (all batches of the
-    // accumulation, all data-parallel ranks), so summing gradients over ranks gives the union
-    // batch's gradient.
-    double local_norm = 0;
-    for (int i = 0; i < n; ++i) local_norm += label_count(model_->config(), accumulated[i]);
-    const double norm = all_sum(local_norm, "global label count");
-    // fp16: the loss's gradient is seeded scale times larger (the loss normalised by norm /
-    // scale), and the loss divided back; both exact, the scale being a power of two.
-    const double loss_scale = scaler_.scale();
-
-    dp_->zero_grads();
-    pipe_->zero_borrowed_grads();
-    double loss = 0;
-    // Each batch runs as a.microbatches micro-batches; micro-batch k of the step gets dropout
-    // seed (seed, data-parallel rank, step, k): each rank's rows are different examples, and
-    // every stage of a pipeline draws the same masks for the same micro-batch.
-    const uint64_t rank_seed = state_.seed ^ mix64(comm_ ? comm_->rank() : 0);
-    const int64_t step = state_.global_step;
-    auto dropout = [&](int k) { return nn::DropoutCtx{true, dropout_seed(rank_seed, step, k)}; };
-    int64_t step_tokens = 0;
-    for (int i = 0; i < n; ++i) {
-      loss += pipe_->run(accumulated[i], i * a.microbatches, n * a.microbatches, norm / loss_scale, dropout, *dp_) /
-              loss_scale;
-      step_tokens += static_cast<int64_t>(accumulated[i].B) * accumulated[i].T;
-    }
-    tokens += step_tokens;
-    // Only the last stage computed the loss.
-    if (pipeline_) pipeline_->all_reduce_sum(&loss, 1, "training loss from the last stage");
-    double sums[2] = {loss, static_cast<double>(step_tokens)};  // one collective for both
-    if (comm_) comm_->all_reduce_sum(sums, 2, "training loss and tokens");
-    loss = sums[0];
-    state_.num_input_tokens_seen += static_cast<int64_t>(sums[1]);
-    state_.total_flos += 6.0 * sums[1] * static_cast<double>(model_->non_embedding_parameters());
-    // fp16: an overflow shows as an inf / nan loss or gradient norm; the step is skipped and the
-    // scale backs off (train/loss_scaler.h). Elsewhere a non-finite loss ends the run.
-    const double grad_norm = dp_->clip(a.max_grad_norm, pipeline_, loss_scale);
-    const bool finite = std::isfinite(loss) && std::isfinite(grad_norm);
-    if (!finite && !scaler_.enabled()) {
-      const auto saved = list_checkpoints(a.output_dir);
-      fail("step ", state_.global_step + 1, ": the training loss is ", loss, " and the gradient norm ", grad_norm,
-           "; stopping. ",
-           saved.empty() ? std::string("No checkpoint was saved yet.")
-                         : "The last good checkpoint is " + saved.back() + " (resume_from_checkpoint: latest).");
-    }
-    if (scaler_.step_ok(finite)) {
-      // As accelerate: a skipped step does not advance the learning-rate schedule.
-      dp_->update(*optimizer_, sched.lr_at(state_.global_step - scaler_.state().skipped_steps));
-      pipe_->refresh_borrowed_parameters();
-    } else if (!std::isfinite(loss)) {
-      // HF's logging_nan_inf_filter: a non-finite step loss counts as the mean since the last log.
-      loss = state_.steps_since_log > 0 ? state_.loss_since_log / state_.steps_since_log : 0.0;
-    }
-    if (scaler_.enabled()) state_.loss_scaler = scaler_.state();
-
-    ++state_.global_step;
-    state_.batch_in_epoch += n;
-    state_.epoch_float = state_.epoch + static_cast<double>(state_.batch_in_epoch) / batches;
-    state_.loss_since_log += loss;
-    state_.loss_total += loss;
-    ++state_.steps_since_log;
-    const bool epoch_end = state_.batch_in_epoch >= batches;
-    bar.update(state_.global_step, cat("loss ", round_sig(loss)));
-    notify(TrainerEvent::StepEnd);
-
-    const bool log_now = (a.logging_strategy == "steps" && state_.global_step % a.logging_steps == 0) ||
-                         (a.logging_strategy == "epoch" && epoch_end) ||
-                         (a.logging_first_step && state_.global_step == 1) || state_.global_step == max_steps;
-    if (log_now && a.logging_strategy != "no") {
-      // As HF logs it: the scheduler has stepped, so this is the rate of the next update.
-      nlohmann::json entry = {{"loss", round_sig(state_.loss_since_log / state_.steps_since_log)},
-                              {"grad_norm", std::isfinite(grad_norm) ? nlohmann::json(round_sig(grad_norm)) : nullptr},
-                              {"learning_rate", sched.lr_at(state_.global_step - scaler_.state().skipped_steps)}};
-      if (scaler_.enabled()) {
-        entry["loss_scale"] = scaler_.scale();
-        entry["skipped_steps"] = scaler_.state().skipped_steps;
-      }
-      log(std::move(entry));
-      state_.loss_since_log = 0;
-      state_.steps_since_log = 0;
-    }
-    if (epoch_end) {  // the next batch is the first of the next epoch
-      ++state_.epoch;
-      state_.batch_in_epoch = 0;
-      notify(TrainerEvent::EpochEnd);  // before the epoch's evaluation, as in HF's loop
-    }
-    maybe_evaluate_and_save(eval_data, eval_task, epoch_end, stop);
-    // A callback's stop: after this step's logging, evaluation and saving (HF's loop breaks there).
-    if (control_.should_training_stop) stop = true;
-    if (state_.global_step == pause_step_ && state_.global_step < max_steps) wait_for_stop_request(stop_request, pause_step_, is_main_process());
-    // The signal reaches the ranks at different moments: they agree on the step to stop after.
-    // Every rank, pipeline stages included, must agree: the sum runs over the whole world.
-    const bool interrupt = callback_ && callback_->interrupt_requested();
-    double stops[2] = {stop_request.count() > 0 ? 1.0 : 0.0, interrupt ? 1.0 : 0.0};
-    if (world_) world_->all_reduce_sum(stops, 2, "stop request");
-    if ((stops[0] > 0 || stops[1] > 0) && state_.global_step < max_steps) {
-      bar.finish();
-      if (last_saved_step_ != state_.global_step) save_checkpoint_now(false);
-      const std::string path = checkpoint_dir(a.output_dir, state_.global_step);
-      const int signal_number = stops[0] > 0 ? stop_request.first_signal() : SIGINT;
-      if (is_main_process())
-        progress_message(cat("stop requested (signal ", signal_number, "): stopped after step ", state_.global_step,
-                             " of ", max_steps, "; resume from ", path));
-      throw TrainingInterrupted{path, state_.global_step, signal_number};
-    }
+Trainer::StepResult Trainer::train_step(TrainRun& run, BatchStream& train_data) {
+  const TrainingArguments& a = args_;
+  if (!run.started || state_.batch_in_epoch == 0) {
+    train_data.start(state_.epoch, static_cast<size_t>(state_.batch_in_epoch));
+    run.started = true;
   }
-  bar.finish();
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<Batch>& accumulated = run.accumulated;
+  int n = 0;
+  while (n < a.gradient_accumulation_steps && train_data.next(accumulated[n])) ++n;
+  if (n == 0) fail("training data ended early in epoch ", state_.epoch, " at batch ", state_.batch_in_epoch);
+  for (int i = 0; i < n; ++i) {  // the largest batch shape: where the plan puts the peak
+    largest_batch_.first = std::max(largest_batch_.first, accumulated[i].B);
+    largest_batch_.second = std::max(largest_batch_.second, accumulated[i].T);
+  }
+  // The loss is normalised by the labels of the global batch (all batches of the
+  // accumulation, all data-parallel ranks), so summing gradients over ranks gives the union
+  // batch's gradient.
+  double local_norm = 0;
+  for (int i = 0; i < n; ++i) local_norm += label_count(model_->config(), accumulated[i]);
+  const double norm = all_sum(local_norm, "global label count");
+  // fp16: the loss's gradient is seeded scale times larger (the loss normalised by norm /
+  // scale), and the loss divided back; both exact, the scale being a power of two.
+  const double loss_scale = scaler_.scale();
+
+  dp_->zero_grads();
+  pipe_->zero_borrowed_grads();
+  double loss = 0;
+  // Each batch runs as a.microbatches micro-batches; micro-batch k of the step gets dropout
+  // seed (seed, data-parallel rank, step, k): each rank's rows are different examples, and
+  // every stage of a pipeline draws the same masks for the same micro-batch.
+  const uint64_t rank_seed = state_.seed ^ mix64(comm_ ? comm_->rank() : 0);
+  const int64_t step = state_.global_step;
+  auto dropout = [&](int k) { return nn::DropoutCtx{true, dropout_seed(rank_seed, step, k)}; };
+  int64_t step_tokens = 0;
+  for (int i = 0; i < n; ++i) {
+    loss += pipe_->run(accumulated[i], i * a.microbatches, n * a.microbatches, norm / loss_scale, dropout, *dp_) /
+            loss_scale;
+    step_tokens += static_cast<int64_t>(accumulated[i].B) * accumulated[i].T;
+  }
+  run.tokens += step_tokens;
+  // Only the last stage computed the loss.
+  if (pipeline_) pipeline_->all_reduce_sum(&loss, 1, "training loss from the last stage");
+  double sums[2] = {loss, static_cast<double>(step_tokens)};  // one collective for both
+  if (comm_) comm_->all_reduce_sum(sums, 2, "training loss and tokens");
+  loss = sums[0];
+  state_.num_input_tokens_seen += static_cast<int64_t>(sums[1]);
+  state_.total_flos += 6.0 * sums[1] * static_cast<double>(model_->non_embedding_parameters());
+  // fp16: an overflow shows as an inf / nan loss or gradient norm; the step is skipped and the
+  // scale backs off (train/loss_scaler.h). Elsewhere a non-finite loss ends the run.
+  const double grad_norm = dp_->clip(a.max_grad_norm, pipeline_, loss_scale);
+  const bool finite = std::isfinite(loss) && std::isfinite(grad_norm);
+  if (!finite && !scaler_.enabled()) {
+    const auto saved = list_checkpoints(a.output_dir);
+    fail("step ", state_.global_step + 1, ": the training loss is ", loss, " and the gradient norm ", grad_norm,
+         "; stopping. ",
+         saved.empty() ? std::string("No checkpoint was saved yet.")
+                       : "The last good checkpoint is " + saved.back() + " (resume_from_checkpoint: latest).");
+  }
+  if (scaler_.step_ok(finite)) {
+    // As accelerate: a skipped step does not advance the learning-rate schedule.
+    dp_->update(*optimizer_, run.sched.lr_at(state_.global_step - scaler_.state().skipped_steps));
+    pipe_->refresh_borrowed_parameters();
+  } else if (!std::isfinite(loss)) {
+    // HF's logging_nan_inf_filter: a non-finite step loss counts as the mean since the last log.
+    loss = state_.steps_since_log > 0 ? state_.loss_since_log / state_.steps_since_log : 0.0;
+  }
+  if (scaler_.enabled()) state_.loss_scaler = scaler_.state();
+
+  ++state_.global_step;
+  state_.batch_in_epoch += n;
+  state_.epoch_float = state_.epoch + static_cast<double>(state_.batch_in_epoch) / run.batches;
+  state_.loss_since_log += loss;
+  state_.loss_total += loss;
+  ++state_.steps_since_log;
+  return {loss, grad_norm, state_.batch_in_epoch >= run.batches};
+}
+
+void Trainer::after_step(TrainRun& run, const StepResult& step, BatchStream* eval_data, const EvalTask* eval_task) {
+  const TrainingArguments& a = args_;
+  run.bar->update(state_.global_step, cat("loss ", round_sig(step.loss)));
+  notify(TrainerEvent::StepEnd);
+
+  const bool log_now = (a.logging_strategy == "steps" && state_.global_step % a.logging_steps == 0) ||
+                       (a.logging_strategy == "epoch" && step.epoch_end) ||
+                       (a.logging_first_step && state_.global_step == 1) || state_.global_step == run.max_steps;
+  if (log_now && a.logging_strategy != "no") {
+    // As HF logs it: the scheduler has stepped, so this is the rate of the next update.
+    nlohmann::json entry = {
+        {"loss", round_sig(state_.loss_since_log / state_.steps_since_log)},
+        {"grad_norm", std::isfinite(step.grad_norm) ? nlohmann::json(round_sig(step.grad_norm)) : nullptr},
+        {"learning_rate", run.sched.lr_at(state_.global_step - scaler_.state().skipped_steps)}};
+    if (scaler_.enabled()) {
+      entry["loss_scale"] = scaler_.scale();
+      entry["skipped_steps"] = scaler_.state().skipped_steps;
+    }
+    log(std::move(entry));
+    state_.loss_since_log = 0;
+    state_.steps_since_log = 0;
+  }
+  if (step.epoch_end) {  // the next batch is the first of the next epoch
+    ++state_.epoch;
+    state_.batch_in_epoch = 0;
+    notify(TrainerEvent::EpochEnd);  // before the epoch's evaluation, as in HF's loop
+  }
+  maybe_evaluate_and_save(eval_data, eval_task, step.epoch_end, run.stop);
+  // A callback's stop: after this step's logging, evaluation and saving (HF's loop breaks there).
+  if (control_.should_training_stop) run.stop = true;
+  if (state_.global_step == pause_step_ && state_.global_step < run.max_steps)
+    wait_for_stop_request(*run.stop_request, pause_step_, is_main_process());
+  // The signal reaches the ranks at different moments: they agree on the step to stop after.
+  // Every rank, pipeline stages included, must agree: the sum runs over the whole world.
+  const bool interrupt = callback_ && callback_->interrupt_requested();
+  double stops[2] = {run.stop_request->count() > 0 ? 1.0 : 0.0, interrupt ? 1.0 : 0.0};
+  if (world_) world_->all_reduce_sum(stops, 2, "stop request");
+  if ((stops[0] > 0 || stops[1] > 0) && state_.global_step < run.max_steps) {
+    run.bar->finish();
+    if (last_saved_step_ != state_.global_step) save_checkpoint_now(false);
+    const std::string path = checkpoint_dir(a.output_dir, state_.global_step);
+    const int signal_number = stops[0] > 0 ? run.stop_request->first_signal() : SIGINT;
+    if (is_main_process())
+      progress_message(cat("stop requested (signal ", signal_number, "): stopped after step ", state_.global_step,
+                           " of ", run.max_steps, "; resume from ", path));
+    throw TrainingInterrupted{path, state_.global_step, signal_number};
+  }
+}
+
+nlohmann::json Trainer::finish_training(TrainRun& run) {
+  const TrainingArguments& a = args_;
+  run.bar->finish();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.t0).count();
   if (a.load_best_model_at_end && state_.has_best) {
     progress_message(cat("Loading best model from ", state_.best_model_checkpoint, " (",
                          a.best_metric_key(), " = ", state_.best_metric, ")"));
     load_weights(*model_, state_.best_model_checkpoint);
     pipe_->release_other_stages();
   }
-  const int64_t steps_run = state_.global_step - start_step;
+  const int64_t steps_run = state_.global_step - run.start_step;
   // Throughput of the whole job (all ranks), as HF reports it.
-  const double all_tokens = all_sum(static_cast<double>(tokens), "token count");
+  const double all_tokens = all_sum(static_cast<double>(run.tokens), "token count");
   nlohmann::json results = {
       {"train_runtime", round_sig(secs)},
       {"train_samples_per_second", round_sig(static_cast<double>(steps_run) * a.per_device_train_batch_size *

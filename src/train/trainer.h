@@ -109,7 +109,14 @@ class Trainer {
   RankMemoryPlan memory_plan(int B, int T, EvalShape eval) const { return memory_plan(B, T, eval, args_); }
 
  private:
-  struct Step;
+  // train() in its parts: begin (resume, TrainerState, the banner), one optimizer step, what
+  // follows it (logging, evaluation, saving, stopping), finish (train_results).
+  struct TrainRun;
+  struct StepResult;
+  void begin_training(const TrainRun& run, size_t num_examples);
+  StepResult train_step(TrainRun& run, BatchStream& train_data);
+  void after_step(TrainRun& run, const StepResult& step, BatchStream* eval_data, const EvalTask* eval_task);
+  nlohmann::json finish_training(TrainRun& run);
   std::string log_path() const;  // trainer_log.jsonl, in logging_dir (default output_dir)
   void maybe_evaluate_and_save(BatchStream* eval_data, const EvalTask* eval_task, bool epoch_end, bool& stop);
   // checkpoint-<global_step>, written by rank 0; every rank waits. `training_stops`: training ends
