@@ -126,6 +126,18 @@ if ((usable)); then
       note "WARNING: no libcublasLt.so.13 here: the GPU's matrix products will fail"
     fi
   fi
+  # NCCL is opened at run time too (src/dist/nccl/nccl_api.cuh); there it comes with PyTorch's
+  # wheel (nvidia-nccl-cu13), off the loader's path: STRATA_NCCL_LIBRARY names it.
+  if [[ -z ${STRATA_NCCL_LIBRARY:-} ]] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
+    nccl=$(timeout 30 python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
+    [[ -f $nccl ]] || nccl=$(timeout 30 find /usr/local /opt /usr/lib -name 'libnccl.so.2' -print -quit 2>/dev/null || true)
+    if [[ -n $nccl ]]; then
+      export STRATA_NCCL_LIBRARY=$nccl
+      note "libnccl.so.2 (opened at run time) from $nccl"
+    else
+      note "WARNING: no libnccl.so.2 here: the NCCL tests will fail"
+    fi
+  fi
   if [[ -n $(missing) ]]; then
     note "libraries that do not load (this machine's glibc: $(getconf GNU_LIBC_VERSION); the build needs $(get needs_glibc)):"
     missing | sort -u | head -20 | tee -a "$log/bundle.txt" || true
