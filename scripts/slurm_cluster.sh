@@ -4,9 +4,10 @@
 # cluster has), from Debian's slurm-wlm and munge packages. Everything lives in a temporary
 # state directory; the daemons are stopped and the directory removed when COMMAND ends.
 #
-#   scripts/slurm_cluster.sh [--nodes N] [--cpus C] [--memory MB] [--keep] -- COMMAND [ARGS...]
+#   scripts/slurm_cluster.sh [--nodes N] [--cpus C] [--gpus G] [--memory MB] [--keep] -- COMMAND [ARGS...]
 #     --nodes N    slurmd daemons (default 2)
 #     --cpus C     CPUs each node offers (default 1; more than the machine has is allowed)
+#     --gpus G     GPUs each node declares (Gres=gpu:G, up to 5, without real devices; default 0)
 #     --memory MB  RealMemory of each node (default 4000)
 #     --keep       leave the state directory (logs) in place at the end and print its path
 #   COMMAND runs with SLURM_CONF exported (sbatch, srun, squeue, scontrol, ... reach the
@@ -30,12 +31,14 @@ set -euo pipefail
 
 NODES=2
 CPUS=1
+GPUS=0
 MEMORY=4000
 KEEP=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
     --cpus) CPUS=$2; shift 2 ;;
+    --gpus) GPUS=$2; shift 2 ;;
     --memory) MEMORY=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --) shift; break ;;
@@ -45,6 +48,8 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $# -gt 0 ]] || { echo "slurm_cluster.sh: no COMMAND after --" >&2; exit 2; }
 [[ $NODES =~ ^[0-9]+$ && $NODES -ge 1 && $NODES -le 16 ]] || { echo "--nodes must be 1..16" >&2; exit 2; }
+FAKE_GPU_FILES=(/dev/null /dev/zero /dev/full /dev/random /dev/urandom)
+[[ $GPUS =~ ^[0-9]+$ && $GPUS -le ${#FAKE_GPU_FILES[@]} ]] || { echo "--gpus must be 0..${#FAKE_GPU_FILES[@]}" >&2; exit 2; }
 
 skip() { echo "SKIP: $*"; exit 77; }
 for bin in munged slurmctld slurmd sbatch srun squeue scontrol sinfo python3; do
@@ -95,7 +100,9 @@ PIDS+=("$(cat "$DIR/munged.pid")")
 
 node_lines=""
 for ((i = 1; i <= NODES; i++)); do
-  node_lines+="NodeName=n$i NodeHostname=$HOST NodeAddr=127.0.0.1 Port=${PORTS[$i]} CPUs=$CPUS RealMemory=$MEMORY State=UNKNOWN"$'\n'
+  node_lines+="NodeName=n$i NodeHostname=$HOST NodeAddr=127.0.0.1 Port=${PORTS[$i]} CPUs=$CPUS RealMemory=$MEMORY"
+  ((GPUS == 0)) || node_lines+=" Gres=gpu:$GPUS"
+  node_lines+=" State=UNKNOWN"$'\n'
 done
 mkdir -p "$DIR/ctld"
 cat > "$DIR/slurm.conf" <<EOF
@@ -130,6 +137,7 @@ ReturnToService=2
 KillWait=30
 MinJobAge=300
 DebugFlags=NO_CONF_HASH
+$( ((GPUS == 0)) || echo "GresTypes=gpu")
 $node_lines
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -140,6 +148,11 @@ PIDS+=("$(cat "$DIR/slurmctld.pid")")
 for ((i = 1; i <= NODES; i++)); do
   mkdir -p "$DIR/n$i/spool" "$DIR/n$i/pmix"
   cp "$SLURM_CONF" "$DIR/n$i/slurm.conf"
+  # Declared GPUs on a machine that may have none: Slurm 22.05 counts a GPU only with a device
+  # file, so each stands on a character device every Linux has (slurmd reads gres.conf beside
+  # its slurm.conf). Jobs that ask for GPUs are scheduled and get SLURM_GPUS_* and
+  # CUDA_VISIBLE_DEVICES as on a GPU cluster.
+  for ((g = 0; g < GPUS; g++)); do echo "Name=gpu File=${FAKE_GPU_FILES[$g]}"; done > "$DIR/n$i/gres.conf"
   echo "PMIxCliTmpDirBase=$DIR/n$i/pmix" > "$DIR/n$i/mpi.conf"
   slurmd -f "$DIR/n$i/slurm.conf" -N "n$i" || skip "slurmd for node n$i did not start: $(tail -n 3 "$DIR/n$i/slurmd.log" 2> /dev/null)"
   for _ in $(seq 50); do [[ -s $DIR/n$i/slurmd.pid ]] && break; sleep 0.1; done
@@ -152,7 +165,7 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 [[ ${idle:-0} == "$NODES" ]] || skip "only ${idle:-0} of $NODES nodes became idle within 20 s: $(sinfo -N 2>&1 | tr '\n' ' ')"
-echo "slurm_cluster.sh: cluster 'strata' up: $NODES node(s) n1..n$NODES x $CPUS CPU(s), state in $DIR"
+echo "slurm_cluster.sh: cluster 'strata' up: $NODES node(s) n1..n$NODES x $CPUS CPU(s)$( ((GPUS == 0)) || echo " and $GPUS declared GPU(s)"), state in $DIR"
 
 export STRATA_SLURM_DIR=$DIR
 set +e

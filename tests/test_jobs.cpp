@@ -221,6 +221,7 @@ TEST(ScriptEntry, TheEnvironmentIsSageMakersPlusTheCheckpoints) {
   p.python = "python3";
   p.threads_per_rank = 2;
   p.ranks_per_host = 2;
+  p.instance.gpus = 2;  // one per rank: SM_NUM_GPUS says the instance type's
   p.script_arguments = {"--epochs", "3", "-k", "x"};
   p.hyperparameters = {{"epochs", 3}, {"k", "x"}};
   const RankPlace place{1, {"algo-1", "algo-2"}, "algo-2"};
@@ -233,7 +234,7 @@ TEST(ScriptEntry, TheEnvironmentIsSageMakersPlusTheCheckpoints) {
   EXPECT_EQ(nlohmann::json::parse(env["SM_HPS"]), p.hyperparameters);
   EXPECT_EQ(env["SM_HP_EPOCHS"], "3");
   EXPECT_EQ(env["SM_HP_K"], "x");
-  EXPECT_EQ(env["SM_NUM_GPUS"], "0");
+  EXPECT_EQ(env["SM_NUM_GPUS"], "2");
   EXPECT_EQ(env["SM_NUM_CPUS"], "4");
   EXPECT_EQ(env["OMP_NUM_THREADS"], "2");
   EXPECT_EQ(env["SM_HOSTS"], R"(["algo-1","algo-2"])");
@@ -469,6 +470,9 @@ TEST(Slurm, BatchScriptCarriesTheCatalogAndTheLimits) {
                            "#SBATCH --time=62\n", "#SBATCH --requeue\n", "#SBATCH --signal=B:TERM@120\n",
                            "#SBATCH --partition=gpu\n", "exec /bin/strata job slurm-step /jobs/spam-1\n"})
     EXPECT_NE(s.find(line), std::string::npos) << line << " not in\n" << s;
+  EXPECT_EQ(s.find("--gpus-per-node"), std::string::npos) << "a CPU instance type asks for no GPU";
+  p.instance.gpus = 4;
+  EXPECT_NE(slurm_batch_script(p).find("#SBATCH --gpus-per-node=4\n"), std::string::npos);
   EXPECT_FALSE((SlurmState{"PENDING", "BeginTime"}.finished()));
   EXPECT_TRUE((SlurmState{"COMPLETED", ""}.finished()));
   EXPECT_TRUE((SlurmState{"", ""}.finished()));  // no longer known to Slurm

@@ -113,7 +113,7 @@ std::vector<std::string> script_environment(const JobPlan& p, const RankPlace& p
       {"model_dir", p.model_dir()},
       {"module_name", module_name(p.entry_point)},
       {"num_cpus", cpus},
-      {"num_gpus", 0},
+      {"num_gpus", p.instance.gpus},
       {"output_data_dir", p.output_data_dir()},
       {"output_dir", p.output_dir()},
       {"resource_config", {{"current_host", place.current_host}, {"hosts", place.hosts}}},
@@ -129,7 +129,7 @@ std::vector<std::string> script_environment(const JobPlan& p, const RankPlace& p
       std::string(kCheckpointDirVariable) + "=" + p.local_dir,
       "SM_HPS=" + p.hyperparameters.dump(),
       "SM_USER_ARGS=" + nlohmann::json(p.script_arguments).dump(),
-      "SM_NUM_GPUS=0",  // the ranks run on CPUs until the CUDA backend lands
+      "SM_NUM_GPUS=" + std::to_string(p.instance.gpus),  // the instance type's, as the job asked for it
       "SM_NUM_CPUS=" + std::to_string(cpus),
       "SM_HOSTS=" + nlohmann::json(place.hosts).dump(),
       "SM_CURRENT_HOST=" + place.current_host,

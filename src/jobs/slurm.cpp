@@ -33,6 +33,9 @@ std::string slurm_batch_script(const JobPlan& p) {
   opt("--nodes=" + std::to_string(p.instance_count));
   opt("--ntasks-per-node=" + std::to_string(p.ranks_per_host));
   opt("--cpus-per-task=" + std::to_string(p.threads_per_rank));
+  // The instance type's GPUs on every node (one rank per GPU): Slurm sets CUDA_VISIBLE_DEVICES,
+  // and refuses at submission a cluster whose nodes have fewer.
+  if (p.instance.gpus > 0) opt("--gpus-per-node=" + std::to_string(p.instance.gpus));
   opt("--time=" + slurm_minutes(p.max_run + p.grace));
   opt("--requeue");
   opt("--signal=B:TERM@" + std::to_string(static_cast<long long>(std::ceil(p.grace))));
@@ -47,6 +50,14 @@ std::string slurm_batch_script(const JobPlan& p) {
 }
 
 std::string slurm_submit(const std::string& script_path) {
+  // A job no node of the cluster can hold (more GPUs or CPUs per node than any has, more nodes
+  // than the partition) would wait in the queue for ever (reason PartitionConfig): Slurm's own
+  // dry run refuses it first.
+  const CommandResult dry = run_command({"sbatch", "--test-only", script_path});
+  if (dry.status != 0)
+    fail("Slurm cannot run this job on its cluster (sbatch --test-only ", script_path, "): ", trimmed(dry.output),
+         ". Ask for an instance_type whose cores and GPUs a node has, and at most as many instances as nodes "
+         "(sinfo -N -o '%N %c %G' lists them)");
   const std::string out = trimmed(run_or_fail({"sbatch", "--parsable", script_path}));
   const std::string id = out.substr(0, out.find(';'));  // "id;cluster" on federated clusters
   if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)

@@ -14,7 +14,8 @@ namespace strata::jobs {
 // which runs the ranks with srun.
 std::string slurm_batch_script(const JobPlan& plan);
 
-// Submits the script; returns the Slurm job id. Errors carry sbatch's message.
+// Submits the script; returns the Slurm job id. A job the cluster can never run (sbatch
+// --test-only) is refused without being queued. Errors carry sbatch's message.
 std::string slurm_submit(const std::string& script_path);
 
 struct SlurmState {

@@ -8,13 +8,17 @@
 #              parameters equal those of the same 2-rank training run by mpirun on this host;
 #   max_run    a job stops at max_run with a checkpoint: MaxRuntimeExceeded;
 #   script     a script entry point's tasks learn the allocation's nodes and their own
-#              (SM_HOSTS, SM_CURRENT_HOST) and their arguments.
-#   slurm.sh STRATA_BINARY SOURCE_DIR      (inside scripts/slurm_cluster.sh --nodes 2)
+#              (SM_HOSTS, SM_CURRENT_HOST) and their arguments;
+#   gpus       an instance type with 2 GPUs runs 2 tasks per node, each seeing the node's GPUs
+#              as Slurm gives them (the cluster declares 2 per node, without devices); one with
+#              3 GPUs is refused at submission, before any work.
+#   slurm.sh STRATA_BINARY SOURCE_DIR      (inside scripts/slurm_cluster.sh --nodes 2 --cpus 2 --gpus 2)
 set -euo pipefail
 STRATA=${1:?usage: slurm_cluster.sh --nodes 2 -- slurm.sh STRATA_BINARY SOURCE_DIR}
 SRC=${2:?}
 source "$SRC/tests/jobs/tiny_training.sh"
 [[ -n ${SLURM_CONF:-} ]] || fail "run inside scripts/slurm_cluster.sh (SLURM_CONF is not set)"
+[[ $(sinfo -h -N -o %G | sort -u) == gpu:2 ]] || fail "run inside scripts/slurm_cluster.sh --gpus 2 (the gpus case needs them)"
 WORK=$(mktemp -d)
 trap '[[ -n "${KEEP:-}" ]] || rm -rf "$WORK"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -109,4 +113,41 @@ assert [t["host"] for t in tasks] == ["n1", "n2"], tasks
 assert all(t["hosts"] == ["n1", "n2"] and t["argv"] == ["--epochs", "2"] for t in tasks), tasks
 PY
 echo "script: each task on its node, SM_HOSTS [n1, n2]"
+
+echo "== gpus"
+cat > gpus.py <<'PY'
+import json, os
+with open(os.path.join(os.environ["SM_OUTPUT_DATA_DIR"], "task-" + os.environ["SLURM_PROCID"] + ".json"), "w") as f:
+    json.dump({k: os.environ.get(k) for k in ("SLURMD_NODENAME", "SLURM_LOCALID", "SLURM_GPUS_ON_NODE",
+                                              "CUDA_VISIBLE_DEVICES", "SM_NUM_GPUS")}, f)
+PY
+cat > catalog.yaml <<'YAML'
+local.g2: {cores: 2, gpus: 2, memory_gib: 4, on_demand_usd_per_hour: 1.0, spot_usd_per_hour: 0.3}
+local.g3: {cores: 2, gpus: 3, memory_gib: 4, on_demand_usd_per_hour: 1.5, spot_usd_per_hour: 0.45}
+YAML
+for type in g2 g3; do
+  cat > $type.yaml <<YAML
+backend: slurm
+instance_type: local.$type
+instance_catalog: $WORK/catalog.yaml
+instance_count: 2
+entry_point: $WORK/gpus.py
+output_path: $JOBS
+max_run: 120
+YAML
+done
+"$STRATA" job run g2.yaml --job-name gpus > gpus.log 2>&1 || { tail -30 gpus.log; fail "gpus: the job failed"; }
+grep -q "^#SBATCH --gpus-per-node=2$" "$JOBS/gpus/job.sbatch" || fail "gpus: the batch script does not ask for 2 GPUs per node"
+python3 - "$JOBS/gpus/output/data" <<'PY'
+import json, sys
+tasks = [json.load(open(f"{sys.argv[1]}/task-{t}.json")) for t in range(4)]
+assert sorted((t["SLURMD_NODENAME"], t["SLURM_LOCALID"]) for t in tasks) == [
+    ("n1", "0"), ("n1", "1"), ("n2", "0"), ("n2", "1")], tasks
+assert all(t["SLURM_GPUS_ON_NODE"] == "2" and t["CUDA_VISIBLE_DEVICES"] == "0,1" and t["SM_NUM_GPUS"] == "2"
+           for t in tasks), tasks
+PY
+"$STRATA" job run g3.yaml --job-name toomany > toomany.log 2>&1 && fail "gpus: a job asking for 3 GPUs per node ran"
+grep -q "Requested node configuration is not available" toomany.log || { tail toomany.log; fail "gpus: no reason given"; }
+[[ ! -e $JOBS/toomany/logs/attempt-1 ]] || fail "gpus: the refused job started an attempt"
+echo "gpus: 2 tasks per node see GPUs 0,1; 3 GPUs per node refused at submission"
 echo PASS
