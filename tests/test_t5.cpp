@@ -1,14 +1,16 @@
 // T5 model tests: whole-model gradients against central differences (fp64, dropout on) for the
 // original T5 (relu, tied and scaled head) and v1.1 (gated-gelu, untied head) with targets of
 // their own length; the relative position buckets against a hand-computed table and HF's own
-// function; HF's decoder inputs (_shift_right); the tied / untied head; HF's init; save / load;
-// thread-count bit identity; the memory estimate; refused configs, checkpoints and ranges. HF
-// parity (loss, logits, every gradient, one AdamW step) is in test_hf_parity.cpp, on
-// tests/fixtures/t5-*; HF reading what strata saves in tests/hf_oracle/hf_reads_t5.py.
+// function; HF's decoder inputs (_shift_right); the cached decoder against recomputation; the
+// tied / untied head; HF's init; save / load; thread-count bit identity; the memory estimate;
+// refused configs, checkpoints and ranges. HF parity (loss, logits, every gradient, one AdamW
+// step) is in test_hf_parity.cpp, on tests/fixtures/t5-*, generate()'s in test_t5_generate.cpp;
+// HF reading what strata saves in tests/hf_oracle/hf_reads_t5.py.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -21,10 +23,12 @@
 #include "io/safetensors.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
+#include "models/causal_decoder.h"
 #include "models/config.h"
 #include "models/pretrained.h"
 #include "models/registry.h"
 #include "models/t5/relative_position.h"
+#include "models/t5/t5_decoder.h"
 #include "models/t5/t5_model.h"
 #include "test_util_fs.h"
 #include "test_util_model.h"
@@ -100,6 +104,10 @@ std::vector<double> logits_of(const T5Model<double>& m, const Batch& b) {
   return std::vector<double>(l, l + static_cast<size_t>(b.B) * b.Td * m.config().vocab_size);
 }
 
+std::string variant_name(const testing::TestParamInfo<Variant>& i) {
+  return i.param == Variant::Original ? "ReluTied" : "GatedGeluUntied";
+}
+
 class T5GradCheck : public testing::TestWithParam<Variant> {};
 
 // Targets shorter than the inputs for the original T5 (summarization's), longer for v1.1
@@ -111,10 +119,7 @@ TEST_P(T5GradCheck, EveryParameterMatchesCentralDifferencesWithDropout) {
   test::expect_gradients_match_finite_differences_with_dropout(m, b);
 }
 
-INSTANTIATE_TEST_SUITE_P(T5, T5GradCheck, testing::Values(Variant::Original, Variant::V1_1),
-                         [](const testing::TestParamInfo<Variant>& i) {
-                           return i.param == Variant::Original ? std::string("ReluTied") : std::string("GatedGeluUntied");
-                         });
+INSTANTIATE_TEST_SUITE_P(T5, T5GradCheck, testing::Values(Variant::Original, Variant::V1_1), variant_name);
 
 // T5's heads have their own width d_kv: 3 heads of 4 over d_model 10 is a valid T5 (the generic
 // "hidden size divisible by the number of heads" rule is not T5's), and it trains correctly.
@@ -192,6 +197,47 @@ TEST(T5Model, DecoderReadsTheLabelsShiftedRightWithMinus100AsPad) {
   padded.labels[1] = kPad;
   EXPECT_EQ(logits_of(m, ignored), logits_of(m, padded));
 }
+
+class T5CachedDecoder : public testing::TestWithParam<Variant> {};
+
+// The cached decoder (encoder once, cross-attention keys once, self-attention keys per row and
+// the new rows' position bias per step) gives the recompute decoder's logits (the whole model at
+// every step) through steps of one and two tokens and beam-search reorders, over 12 positions:
+// past distance 4, where the causal buckets turn logarithmic, and 6, where they saturate.
+TEST_P(T5CachedDecoder, MatchesRecomputingTheWholeModel) {
+  T5Model<double> m(tiny_t5(GetParam(), 0.1f));  // dropout is off in decoding
+  init_perturbed(m, 3);
+  const Batch src = make_batch(m.config(), 1, 7, 3, 5);
+  const auto cached = make_seq2seq_decoder(m, src.input_ids, true);
+  const auto recompute = make_seq2seq_decoder(m, src.input_ids, false);
+  ASSERT_NE(dynamic_cast<T5Decoder<double>*>(cached.get()), nullptr);
+  const int B = 3, V = m.config().vocab_size;
+  for (auto* d : {cached.get(), recompute.get()}) d->reset(B, 12);
+  std::mt19937_64 rng(17);
+  double worst = 0;  // largest |cached - recompute| / (1 + |recompute|)
+  const int steps[] = {1, 2, 1, 2, 1, 1, 1, 2, 1};
+  for (int s = 0; s < 9; ++s) {
+    SCOPED_TRACE(s);
+    const int n = steps[s];
+    if (s == 2 || s == 6) {
+      const std::vector<int32_t> rows = s == 2 ? std::vector<int32_t>{2, 0, 0} : std::vector<int32_t>{1, 2, 1};
+      for (auto* d : {cached.get(), recompute.get()}) d->reorder(rows);
+    }
+    std::vector<int32_t> ids(static_cast<size_t>(B) * n);
+    for (int32_t& id : ids) id = s == 0 ? kPad : uniform_int(rng, 2, V);  // decoder_start_token_id first
+    const double* a = cached->append(ids.data(), n);
+    const double* b = recompute->append(ids.data(), n);
+    for (int i = 0; i < B * V; ++i) {
+      const double err = std::abs(a[i] - b[i]) / (1 + std::abs(b[i]));
+      worst = std::max(worst, err);
+      ASSERT_LE(err, 1e-12) << "logit " << i << ": " << a[i] << " vs " << b[i];
+    }
+  }
+  EXPECT_EQ(cached->length(), 12);
+  std::printf("T5 cached decoder vs recompute (fp64): largest relative difference %.2g\n", worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(T5, T5CachedDecoder, testing::Values(Variant::Original, Variant::V1_1), variant_name);
 
 // The original T5's head is the shared table, read by the decoder's output times d_model^-0.5;
 // v1.1's is lm_head.weight, unscaled. With lm_head set to the shared table the two give logits

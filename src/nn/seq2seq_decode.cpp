@@ -12,6 +12,16 @@ void KeyValueCache<T>::reset(int rows_, int capacity_, int width) {
 }
 
 template <typename T>
+void KeyValueCache<T>::reorder(const std::vector<int32_t>& order, Buffer<T>& tmp) {
+  const size_t width = k.size() / static_cast<size_t>(rows);
+  tmp.resize(k.size());
+  for (Buffer<T>* kv : {&k, &v}) {
+    kernels::gather_rows(kv->data(), order.data(), tmp.data(), rows, static_cast<int>(width));
+    kernels::copy(tmp.data(), kv->data(), static_cast<size_t>(rows) * width);
+  }
+}
+
+template <typename T>
 void cache_keys_values(const AttentionSublayerSpec& s, Flat<T> f, const T* kv, int rows, int n, int at,
                        KeyValueCache<T>& cache, Buffer<T>& tmp) {
   const size_t I = static_cast<size_t>(s.k.out);
@@ -25,7 +35,7 @@ void cache_keys_values(const AttentionSublayerSpec& s, Flat<T> f, const T* kv, i
 template <typename T>
 void attention_sublayer_step(const AttentionSublayerSpec& s, Flat<T> f, const T* x, int B, int n, int at,
                              KeyValueCache<T>& cache, bool self_cache, int keys, AttentionSublayerSaved<T>& sv,
-                             Buffer<T>& tmp) {
+                             Buffer<T>& tmp, const T* pos_bias) {
   const int I = s.q.out, NH = s.num_heads, HS = I / NH, N = B * n;
   const T scale = score_scale<T>(s);
   sv.q.resize(static_cast<size_t>(N) * I);
@@ -42,8 +52,12 @@ void attention_sublayer_step(const AttentionSublayerSpec& s, Flat<T> f, const T*
       T* S = sv.probs.data();
       kernels::gemm<T>(false, true, n, keys, HS, scale, sv.q.data() + static_cast<size_t>(b) * n * I + h * HS, I,
                        K + h * HS, I, T(0), S, keys);
-      for (int i = 0; i < n; ++i)
-        masked_softmax(S + static_cast<size_t>(i) * keys, keys, [&](int j) { return !s.causal || j <= at + i; });
+      for (int i = 0; i < n; ++i) {
+        T* row = S + static_cast<size_t>(i) * keys;
+        if (pos_bias)
+          for (int j = 0; j < keys; ++j) row[j] += pos_bias[(static_cast<size_t>(i) * keys + j) * NH + h];
+        masked_softmax(row, keys, [&](int j) { return !s.causal || j <= at + i; });
+      }
       kernels::gemm<T>(false, false, n, HS, keys, T(1), S, keys, V + h * HS, I, T(0),
                        sv.ctx.data() + static_cast<size_t>(b) * n * I + h * HS, I);
     }
@@ -56,7 +70,8 @@ void attention_sublayer_step(const AttentionSublayerSpec& s, Flat<T> f, const T*
   template void cache_keys_values<T>(const AttentionSublayerSpec&, Flat<T>, const T*, int, int, int,            \
                                      KeyValueCache<T>&, Buffer<T>&);                                             \
   template void attention_sublayer_step<T>(const AttentionSublayerSpec&, Flat<T>, const T*, int, int, int,      \
-                                           KeyValueCache<T>&, bool, int, AttentionSublayerSaved<T>&, Buffer<T>&);
+                                           KeyValueCache<T>&, bool, int, AttentionSublayerSaved<T>&, Buffer<T>&, \
+                                           const T*);
 STRATA_SEQ2SEQ_DECODE(float)
 STRATA_SEQ2SEQ_DECODE(double)
 #undef STRATA_SEQ2SEQ_DECODE

@@ -71,14 +71,7 @@ const T* BartDecoder<T>::append(const int32_t* ids, int n) {
 template <typename T>
 void BartDecoder<T>::reorder(const std::vector<int32_t>& rows) {
   check_reorder_rows("bart decoder", rows, B_);
-  for (auto& cache : self_) {
-    const size_t width = cache.k.size() / static_cast<size_t>(B_);
-    tmp_.resize(cache.k.size());
-    for (Buffer<T>* kv : {&cache.k, &cache.v}) {
-      kernels::gather_rows(kv->data(), rows.data(), tmp_.data(), B_, static_cast<int>(width));
-      kernels::copy(tmp_.data(), kv->data(), static_cast<size_t>(B_) * width);
-    }
-  }
+  for (auto& cache : self_) cache.reorder(rows, tmp_);
 }
 
 template class BartDecoder<float>;

@@ -28,11 +28,13 @@ int relative_position_bucket(int relative_position, bool bidirectional, int num_
   return bucket + std::min(large, num_buckets - 1);
 }
 
-std::vector<int32_t> relative_position_buckets(int Tq, int Tk, bool bidirectional, int num_buckets, int max_distance) {
+std::vector<int32_t> relative_position_buckets(int Tq, int Tk, bool bidirectional, int num_buckets, int max_distance,
+                                               int first_query) {
   std::vector<int32_t> out(static_cast<size_t>(Tq) * Tk);
   for (int i = 0; i < Tq; ++i)
     for (int j = 0; j < Tk; ++j)
-      out[static_cast<size_t>(i) * Tk + j] = relative_position_bucket(j - i, bidirectional, num_buckets, max_distance);
+      out[static_cast<size_t>(i) * Tk + j] = relative_position_bucket(j - (first_query + i), bidirectional, num_buckets,
+                                                                          max_distance);
   return out;
 }
 

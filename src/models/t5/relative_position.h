@@ -13,7 +13,10 @@ namespace strata {
 
 int relative_position_bucket(int relative_position, bool bidirectional, int num_buckets, int max_distance);
 
-// [Tq * Tk]: the bucket of key j for query i at i * Tk + j.
-std::vector<int32_t> relative_position_buckets(int Tq, int Tk, bool bidirectional, int num_buckets, int max_distance);
+// [Tq * Tk]: the bucket of key j for query i at i * Tk + j, the queries at positions
+// first_query .. first_query + Tq - 1 (incremental decoding: the new positions against every key
+// so far) and the keys at 0 .. Tk - 1.
+std::vector<int32_t> relative_position_buckets(int Tq, int Tk, bool bidirectional, int num_buckets, int max_distance,
+                                               int first_query = 0);
 
 }  // namespace strata

@@ -6,6 +6,7 @@
 #include "models/batch_checks.h"
 #include "models/decoder_inputs.h"
 #include "models/t5/relative_position.h"
+#include "models/t5/t5_decoder.h"
 #include "util/error.h"
 
 namespace strata {
@@ -155,19 +156,20 @@ std::unique_ptr<ModelState> T5Model<T>::make_state(const nn::ActivationPolicy& p
 }
 
 template <typename T>
-void T5Model<T>::embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCtx& drop, T5StackSaved<T>& s) const {
-  const int N = B * T_, C = t5_.d_model, NH = t5_.num_heads;
+void T5Model<T>::embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCtx& drop, T5StackSaved<T>& s,
+                       int first_position) const {
+  const int N = B * T_, C = t5_.d_model, NH = t5_.num_heads, keys = first_position + T_;
   const size_t NC = static_cast<size_t>(N) * C;
   const nn::Flat<T> f = this->flat_for_forward();
   s.emb.resize(NC);
   s.emb.zero();
   kernels::embedding_forward(s.ids.data(), f.p + shared_, s.emb.data(), N, C);
   kernels::dropout_forward(s.emb.data(), s.emb.data(), NC, drop.p(t5_.dropout_rate), drop.seed, st.embedding_stream);
-  s.buckets = relative_position_buckets(T_, T_, st.bidirectional, t5_.relative_attention_num_buckets,
-                                        t5_.relative_attention_max_distance);
-  s.bias.resize(static_cast<size_t>(T_) * T_ * NH);
+  s.buckets = relative_position_buckets(T_, keys, st.bidirectional, t5_.relative_attention_num_buckets,
+                                        t5_.relative_attention_max_distance, first_position);
+  s.bias.resize(static_cast<size_t>(T_) * keys * NH);
   s.bias.zero();
-  kernels::embedding_forward(s.buckets.data(), f.p + st.relative_bias, s.bias.data(), T_ * T_, NH);
+  kernels::embedding_forward(s.buckets.data(), f.p + st.relative_bias, s.bias.data(), T_ * keys, NH);
 }
 
 template <typename T>
@@ -207,28 +209,15 @@ const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRan
          "); the decoder reads the encoder's output, which a pipeline stage boundary does not carry");
   auto& s = static_cast<T5State<T>&>(state);
   const nn::Flat<T> f = this->flat_for_forward();
-  const int B = b.B, T_ = b.T, N = B * T_;
+  const int B = b.B, T_ = b.T;
   const int32_t* mask = b.attention_mask.data();
-  s.enc.resize(enc_.size());
+  const T* enc_out = encode(b, drop, s);
+
   s.dec.resize(dec_.size());
-
-  s.enc_stack.ids = b.input_ids;
-  embed(enc_stack_, B, T_, drop, s.enc_stack);
-  const T* x = s.enc_stack.emb.data();
-  for (size_t i = 0; i < enc_.size(); ++i) {
-    auto& sv = s.enc[i];
-    nn::attention_sublayer_forward<T>(enc_[i].self_attn, f, x, nullptr, mask, s.enc_stack.bias.data(), B, T_, T_,
-                                      drop, sv.self_attn, s.scratch);
-    nn::ffn_sublayer_forward(enc_[i].ffn, f, sv.self_attn.out.data(), N, drop, sv.ffn, s.scratch);
-    x = sv.ffn.out.data();
-  }
-  finish(enc_stack_, x, N, drop, s.enc_stack);
-  const T* enc_out = s.enc_stack.out.data();
-
   s.dec_stack.ids = decoder_inputs(this->cfg_, b, t5_.decoder_start_token_id, &s.Td);
   const int Td = s.Td, Nd = B * Td;
   embed(dec_stack_, B, Td, drop, s.dec_stack);
-  x = s.dec_stack.emb.data();
+  const T* x = s.dec_stack.emb.data();
   for (size_t i = 0; i < dec_.size(); ++i) {
     auto& sv = s.dec[i];
     // causal only: HF passes no decoder_attention_mask when it shifts the labels itself
@@ -242,18 +231,49 @@ const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRan
   finish(dec_stack_, x, Nd, drop, s.dec_stack);
   if (c.task == Task::Base) return s.dec_stack.out.data();
 
-  const size_t NdC = static_cast<size_t>(Nd) * t5_.d_model;
-  const T* h = s.dec_stack.out.data();
+  return lm_head_forward(s.dec_stack.out.data(), Nd, s.scaled, s.logits);
+}
+
+template <typename T>
+const T* T5Model<T>::lm_head_forward(const T* h, int N, Buffer<T>& scaled, Buffer<T>& logits) const {
+  const int C = t5_.d_model, V = this->cfg_.vocab_size;
+  const size_t NC = static_cast<size_t>(N) * C;
   if (tied_lm_head()) {
-    s.scaled.resize(NdC);
-    kernels::copy(h, s.scaled.data(), NdC);
-    kernels::scale(s.scaled.data(), NdC, dec_scale_);
-    h = s.scaled.data();
+    scaled.resize(NC);
+    kernels::copy(h, scaled.data(), NC);
+    kernels::scale(scaled.data(), NC, dec_scale_);
+    h = scaled.data();
   }
-  s.logits.resize(static_cast<size_t>(Nd) * c.vocab_size);
-  nn::linear_forward(nn::LinearSpec{lm_head_, nn::LinearSpec::kNoBias, t5_.d_model, c.vocab_size}, f, h,
-                     s.logits.data(), Nd);
-  return s.logits.data();
+  logits.resize(static_cast<size_t>(N) * V);
+  nn::linear_forward(nn::LinearSpec{lm_head_, nn::LinearSpec::kNoBias, C, V}, this->flat_for_forward(), h,
+                     logits.data(), N);
+  return logits.data();
+}
+
+template <typename T>
+const T* T5Model<T>::encode(const Batch& b, const nn::DropoutCtx& drop, T5State<T>& s) const {
+  const nn::Flat<T> f = this->flat_for_forward();
+  const int B = b.B, T_ = b.T, N = B * T_;
+  const int32_t* mask = b.attention_mask.data();
+  s.enc.resize(enc_.size());
+  s.enc_stack.ids = b.input_ids;
+  embed(enc_stack_, B, T_, drop, s.enc_stack);
+  const T* x = s.enc_stack.emb.data();
+  for (size_t i = 0; i < enc_.size(); ++i) {
+    auto& sv = s.enc[i];
+    nn::attention_sublayer_forward<T>(enc_[i].self_attn, f, x, nullptr, mask, s.enc_stack.bias.data(), B, T_, T_,
+                                      drop, sv.self_attn, s.scratch);
+    nn::ffn_sublayer_forward(enc_[i].ffn, f, sv.self_attn.out.data(), N, drop, sv.ffn, s.scratch);
+    x = sv.ffn.out.data();
+  }
+  finish(enc_stack_, x, N, drop, s.enc_stack);
+  return s.enc_stack.out.data();
+}
+
+template <typename T>
+std::unique_ptr<CausalDecoder<T>> T5Model<T>::new_cached_seq2seq_decoder(const std::vector<int32_t>& source) const {
+  if (this->cfg_.task != Task::Seq2SeqLM) return nullptr;
+  return std::make_unique<T5Decoder<T>>(*this, source);
 }
 
 template <typename T>

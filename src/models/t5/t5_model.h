@@ -77,6 +77,9 @@ struct T5State : ModelState {
 };
 
 template <typename T>
+class T5Decoder;  // models/t5/t5_decoder.h
+
+template <typename T>
 class T5Model final : public Model<T> {
  public:
   explicit T5Model(const ModelConfig& config);
@@ -95,18 +98,28 @@ class T5Model final : public Model<T> {
   typename Model<T>::ActivationTerms activation_terms(int B, int T_) const override;
   size_t scratch_values(int B, int T_) const override;
   size_t loss_values(int B, int T_) const override;
+  std::unique_ptr<CausalDecoder<T>> new_cached_seq2seq_decoder(const std::vector<int32_t>& source) const override;
   using Model<T>::forward;
   using Model<T>::backward;
 
  private:
+  template <typename>
+  friend class T5Decoder;
   std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& p) const override;
   void build();
   nn::AttentionSublayerSpec add_attention(const std::string& p, bool causal, uint64_t stream);
   nn::FfnSublayerSpec add_ffn(const std::string& p, uint64_t stream);
-  // Embeddings (with dropout) and the stack's position bias for B rows of T tokens.
-  void embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCtx& drop, T5StackSaved<T>& s) const;
+  // Embeddings (with dropout) of s.ids, B rows of T tokens, and the stack's position bias for
+  // them. first_position: the position of each row's first token (incremental decoding: the bias
+  // is then [T * (first_position + T), NH], the new queries against every key so far).
+  void embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCtx& drop, T5StackSaved<T>& s,
+             int first_position = 0) const;
+  // The encoder over b's input_ids; returns its output [B*T, C] (held by the state).
+  const T* encode(const Batch& b, const nn::DropoutCtx& drop, T5State<T>& s) const;
   // final_layer_norm and dropout of the stack's last hidden state x.
   void finish(const T5StackSpec& st, const T* x, int N, const nn::DropoutCtx& drop, T5StackSaved<T>& s) const;
+  // The LM head over N rows of the decoder's output h (times d_model^-0.5 into `scaled` when tied).
+  const T* lm_head_forward(const T* h, int N, Buffer<T>& scaled, Buffer<T>& logits) const;
   // d = d(stack output) in, d(last hidden state) into d_next.
   void finish_backward(const T5StackSpec& st, nn::Flat<T> f, const T* x, int N, const nn::DropoutCtx& drop,
                        const T5StackSaved<T>& s, T* d, T* d_next) const;
