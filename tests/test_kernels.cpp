@@ -1105,6 +1105,32 @@ double disagreement(const std::vector<bool>& a, const std::vector<bool>& b) {
   return double(differ) / a.size();
 }
 
+// A block of columns of a [rows, ld] tensor drops what dropout over the whole tensor drops there
+// (a tensor-parallel rank's share of an activation); the whole width is dropout_forward itself.
+TEST(Kernels, DropoutBlockDropsTheWholeTensorsElements) {
+  std::mt19937_64 rng(25);
+  const size_t rows = 5, ld = 3000, cols = 1000, first = 2000;
+  const auto whole = to<double>(random_vec(rng, rows * ld, 0.5, 1.5));
+  std::vector<double> dropped(whole.size());
+  k::dropout_forward<double>(whole.data(), dropped.data(), whole.size(), 0.3f, 8, 4);
+  std::vector<double> block(rows * cols), got(rows * cols);
+  for (size_t r = 0; r < rows; ++r)
+    std::copy_n(whole.data() + r * ld + first, cols, block.data() + r * cols);
+  k::dropout_block<double>(block.data(), got.data(), rows, cols, ld, first, 0.3f, 8, 4);
+  size_t differ = 0, kept = 0;
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) {
+      differ += got[r * cols + c] != dropped[r * ld + first + c];
+      kept += got[r * cols + c] != 0;
+    }
+  EXPECT_EQ(differ, 0u);
+  EXPECT_GT(kept, 0u);
+  EXPECT_LT(kept, rows * cols);
+  std::vector<double> in_place = whole;  // all of the columns, in place
+  k::dropout_block<double>(in_place.data(), in_place.data(), rows, ld, ld, 0, 0.3f, 8, 4);
+  EXPECT_EQ(in_place, dropped);
+}
+
 TEST(Kernels, DropoutMasksDependOnSeedStreamAndIndexOnly) {
   const size_t n = 100'000;
   const float p = 0.1f;

@@ -109,6 +109,14 @@ void dropout_forward(const T* x, T* y, size_t n, float p, uint64_t seed, uint64_
 // dx = dy * mask / (1-p) for the same (seed, stream); dx may alias dy.
 template <typename T>
 void dropout_backward(const T* dy, T* dx, size_t n, float p, uint64_t seed, uint64_t stream);
+// Dropout of a block of a larger tensor: x and y are [rows, cols], columns first .. first+cols-1
+// of a [rows, ld] tensor, and element (r, c) takes that tensor's mask at index r * ld + first + c.
+// A tensor-parallel rank holding a share of an activation's columns (some heads' attention
+// probabilities, some of the FFN's width) so drops what one process drops there. ld == cols and
+// first == 0 is dropout_forward. The op is linear: it is its own backward. x and y may alias.
+template <typename T>
+void dropout_block(const T* x, T* y, size_t rows, size_t cols, size_t ld, size_t first, float p, uint64_t seed,
+                   uint64_t stream);
 
 // ---- attention -----------------------------------------------------------------------
 // Multi-head self-attention core on a fused projection qkv[B*T, 3C] (q | k | v along the

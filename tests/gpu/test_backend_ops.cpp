@@ -394,6 +394,15 @@ void dropout_cases() {
           k::dropout_backward<float>(d, d, n, prob, seed, 3);
         });
       }
+  // A block of columns of a larger tensor (a tensor-parallel rank's heads or FFN columns).
+  for (const float prob : {0.0f, 0.1f}) {
+    const size_t rows = 37, cols = 300, ld = 900, first = 300;
+    const auto x = randn(rows * cols);
+    check("dropout_block rows=37 cols=300 ld=900 first=300 p=" + std::to_string(prob).substr(0, 3), false,
+          [&](Phase& p) {
+            k::dropout_block<float>(p.in(x), p.out("y", rows * cols, true), rows, cols, ld, first, prob, 5, 9);
+          });
+  }
 }
 
 void attention_cases() {

@@ -57,6 +57,12 @@ void dropout_backward(const T* dy, T* dx, size_t n, float p, uint64_t seed, uint
 }
 
 template <typename T>
+void dropout_block(const T* x, T* y, size_t rows, size_t cols, size_t ld, size_t first, float p, uint64_t seed,
+                   uint64_t stream) {
+  STRATA_ISA_CALL(active_isa(), dropout_block<T>, x, y, rows, cols, ld, first, p, seed, stream);
+}
+
+template <typename T>
 void attention_forward(const AttentionShape& s, const T* qkv, const int32_t* mask, T* probs, T* ctx) {
   STRATA_ISA_CALL(active_isa(), attention_forward<T>, s, qkv, mask, probs, ctx);
 }
@@ -149,6 +155,7 @@ double sum_squares(const T* x, size_t n) {
   template void activation_value_and_grad<T>(Activation, const T*, T*, T*, size_t);                                \
   template void dropout_forward<T>(const T*, T*, size_t, float, uint64_t, uint64_t);                               \
   template void dropout_backward<T>(const T*, T*, size_t, float, uint64_t, uint64_t);                              \
+  template void dropout_block<T>(const T*, T*, size_t, size_t, size_t, size_t, float, uint64_t, uint64_t);         \
   template void attention_forward<T>(const AttentionShape&, const T*, const int32_t*, T*, T*);                     \
   template void attention_first_query_forward<T>(const AttentionShape&, const T*, const int32_t*, T*, T*);         \
   template void attention_backward<T>(const AttentionShape&, const T*, const T*, const T*, T*);                    \

@@ -16,6 +16,14 @@ __global__ void dropout_kernel(const float* x, float* y, size_t n, GpuDropout d)
     y[i] = d.kept(i) ? x[i] * d.scale : 0.0f;
 }
 
+// dropout_block: element i of x is (i / cols, i % cols) of a block of a [rows, ld] tensor.
+__global__ void dropout_block_kernel(const float* x, float* y, size_t n, size_t cols, size_t ld, size_t first,
+                                     GpuDropout d) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    y[i] = d.kept(i / cols * ld + first + i % cols) ? x[i] * d.scale : 0.0f;
+}
+
 void run(const float* x, float* y, size_t n, float p, uint64_t seed, uint64_t stream_id) {
   if (n == 0) return;
   const GpuDropout d = GpuDropout::make(p, seed, stream_id);
@@ -36,6 +44,19 @@ void dropout_forward(const T* x, T* y, size_t n, float p, uint64_t seed, uint64_
 // The same mask and scale: the op is linear.
 void dropout_backward(const T* dy, T* dx, size_t n, float p, uint64_t seed, uint64_t stream_id) {
   run(dy, dx, n, p, seed, stream_id);
+}
+
+void dropout_block(const T* x, T* y, size_t rows, size_t cols, size_t ld, size_t first, float p, uint64_t seed,
+                   uint64_t stream_id) {
+  const size_t n = rows * cols;
+  if (n == 0) return;
+  const GpuDropout d = GpuDropout::make(p, seed, stream_id);
+  if (!d.active) {
+    if (x != y) STRATA_CUDA_CHECK(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, stream()));
+    return;
+  }
+  dropout_block_kernel<<<elementwise_blocks(n, 256), 256, 0, stream()>>>(x, y, n, cols, ld, first, d);
+  STRATA_CUDA_LAUNCH_CHECK();
 }
 
 }  // namespace strata::kernels::cuda
