@@ -72,12 +72,9 @@ const T* EncoderHeads::forward(const ModelConfig& c, nn::Flat<T> f, const T* h, 
       // Training never gathers the vocabulary-parallel logits; an inference pass (dropout off)
       // does, for the outputs evaluation and prediction read.
       if (f.tp && f.tp->split() && !drop.active) {
-        const nn::VocabSlice& v = masked_lm.vocab;
         s.gathered_logits.resize(static_cast<size_t>(N) * c.vocab_size);
-        s.gathered_logits.zero();
-        kernels::copy_rows(s.masked_lm.logits.data(), v.rows, s.gathered_logits.data() + v.v0, c.vocab_size, N,
-                           v.rows);
-        nn::tp_sum(f.tp, s.gathered_logits.data(), s.gathered_logits.size());
+        nn::vocab_parallel_gather(masked_lm.vocab, f.tp, s.masked_lm.logits.data(), s.gathered_logits.data(), N,
+                                  c.vocab_size);
       }
       return s.masked_lm.logits.data();
     }

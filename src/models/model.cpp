@@ -54,10 +54,22 @@ nn::RmsNormSpec Model<T>::add_rmsnorm(const std::string& name, int C, double eps
 }
 
 template <typename T>
-size_t Model<T>::add_embedding(const std::string& name, int rows, int C, int padding_idx, bool vocab_parallel,
+nn::LinearSpec Model<T>::add_split_linear(const std::string& name, int in, int out, bool column, bool bias,
+                                          double std) {
+  const int P = cfg_.tensor_split.degree;
+  nn::LinearSpec s{};
+  s.w = add_split_param(name + ".weight", {out, in}, false, Init::Normal, column ? 0 : 1, 1, std);
+  s.b = bias ? add_split_param(name + ".bias", {out}, true, Init::Zero, column ? 0 : -1) : nn::LinearSpec::kNoBias;
+  s.in = column ? in : in / P;
+  s.out = column ? out / P : out;
+  return s;
+}
+
+template <typename T>
+size_t Model<T>::add_embedding(const std::string& name, int rows, int C, int padding_idx, TableSplit split,
                                double std) {
-  const size_t off = vocab_parallel ? add_split_param(name + ".weight", {rows, C}, false, Init::Normal, 0, 1, std)
-                                    : add_param(name + ".weight", {rows, C}, false, Init::Normal, std);
+  const int split_dim = split == TableSplit::Rows ? 0 : split == TableSplit::Columns ? 1 : -1;
+  const size_t off = add_split_param(name + ".weight", {rows, C}, false, Init::Normal, split_dim, 1, std);
   init_.back().padding_row = padding_idx;
   init_.back().embedding = true;
   return off;
@@ -141,6 +153,20 @@ template <typename T>
 size_t Model<T>::gathered_output_values(int B, int T_) const {
   const bool lm = vocab_logits(cfg_.task);
   return tensor_split().degree > 1 && lm ? static_cast<size_t>(B) * T_ * cfg_.vocab_size : 0;
+}
+
+template <typename T>
+nn::VocabSlice Model<T>::vocab_slice() const {
+  const int P = cfg_.tensor_split.degree;
+  return {cfg_.tensor_split.rank * (cfg_.vocab_size / P), cfg_.vocab_size / P};
+}
+
+template <typename T>
+const T* Model<T>::whole_vocabulary(const T* logits, int N, Buffer<T>& whole) const {
+  if (!tp_group()) return logits;
+  whole.resize(static_cast<size_t>(N) * cfg_.vocab_size);
+  nn::vocab_parallel_gather(vocab_slice(), tp_group(), logits, whole.data(), N, cfg_.vocab_size);
+  return whole.data();
 }
 
 template <typename T>

@@ -27,6 +27,7 @@
 #include "nn/activation_policy.h"
 #include "nn/flat.h"
 #include "nn/tensor_group.h"
+#include "nn/vocab_parallel.h"
 #include "tensor/buffer.h"
 
 namespace strata {
@@ -197,9 +198,17 @@ class Model {
   nn::LayerNormSpec add_layernorm(const std::string& name, int C, double eps);
   // T5LayerNorm's gain, initialised to `gain`.
   nn::RmsNormSpec add_rmsnorm(const std::string& name, int C, double eps, double gain = 1);
-  // vocab_parallel: rows split over the tensor-parallel ranks (nn/vocab_parallel.h).
-  size_t add_embedding(const std::string& name, int rows, int C, int padding_idx, bool vocab_parallel = false,
+  // How a table is cut over the tensor-parallel ranks: not at all, by rows (vocabulary-parallel,
+  // nn/vocab_parallel.h) or by columns (T5's position bias, a column per head).
+  enum class TableSplit { None, Rows, Columns };
+  size_t add_embedding(const std::string& name, int rows, int C, int padding_idx, TableSplit split = TableSplit::None,
                        double std = -1);
+  // A Linear (PyTorch layout [out, in]) split over the tensor-parallel ranks, Megatron-style:
+  // column-parallel cuts the outputs (W's rows and the bias), row-parallel the inputs (W's
+  // columns; every rank holds the whole bias, added once after the sum). The spec's in / out are
+  // this rank's. Unsplit, add_linear.
+  nn::LinearSpec add_split_linear(const std::string& name, int in, int out, bool column, bool bias = true,
+                                  double std = -1);
   size_t add_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init, double std = -1);
   // A parameter split over the tensor-parallel ranks (ParamTable::add_split); `shape` is HF's.
   size_t add_split_param(const std::string& name, std::vector<int64_t> shape, bool no_decay, Init init, int split_dim,
@@ -219,6 +228,11 @@ class Model {
     return state.own_gradients ? static_cast<T*>(state.own_gradients) : grads_.data();
   }
   const nn::TensorGroup<T>* tp_group() const { return tp_.split() ? &tp_ : nullptr; }
+  // This rank's rows of a vocabulary-parallel table (all of them unsplit), nn/vocab_parallel.h.
+  nn::VocabSlice vocab_slice() const;
+  // Logits over the whole vocabulary from this rank's columns [N, V/P]: `logits` itself unsplit,
+  // else every rank's gathered into `whole` [N, V] (a collective over the tensor group).
+  const T* whole_vocabulary(const T* logits, int N, Buffer<T>& whole) const;
   // Sizes and zeroes the flat buffers once the table is complete.
   void allocate();
 

@@ -43,6 +43,15 @@ void vocab_parallel_embedding_backward(const VocabSlice& s, const int32_t* ids, 
 }
 
 template <typename T>
+void vocab_parallel_gather(const VocabSlice& s, const TensorGroup<T>* tp, const T* logits, T* whole, int N, int V) {
+  // Each rank's columns in a zeroed whole, summed: exact, the other ranks add zeros.
+  const size_t n = static_cast<size_t>(N) * V;
+  kernels::fill(whole, n, T(0));
+  kernels::copy_rows(logits, s.rows, whole + s.v0, V, N, s.rows);
+  tp_sum(tp, whole, n);
+}
+
+template <typename T>
 double vocab_parallel_cross_entropy(const VocabSlice& s, const TensorGroup<T>* tp, const T* logits,
                                     const int32_t* labels, T* dlogits, int N, double norm,
                                     VocabParallelCeScratch<T>& sc) {
@@ -66,6 +75,7 @@ double vocab_parallel_cross_entropy(const VocabSlice& s, const TensorGroup<T>* t
                                                     const T*, T*, int, int);                                     \
   template void vocab_parallel_embedding_backward<T>(const VocabSlice&, const int32_t*, const T*, T*, int, int, \
                                                      std::vector<int32_t>&, int);                                \
+  template void vocab_parallel_gather<T>(const VocabSlice&, const TensorGroup<T>*, const T*, T*, int, int);        \
   template double vocab_parallel_cross_entropy<T>(const VocabSlice&, const TensorGroup<T>*, const T*,           \
                                                   const int32_t*, T*, int, double, VocabParallelCeScratch<T>&);
 STRATA_INSTANTIATE(float)

@@ -28,6 +28,11 @@ template <typename T>
 void vocab_parallel_embedding_backward(const VocabSlice& s, const int32_t* ids, const T* dout, T* dtable, int N,
                                        int C, std::vector<int32_t>& local_ids, int skip_id = -1);
 
+// whole[N, V] <- every rank's columns of the logits (this rank's: logits[N, rows]), the same on
+// every rank: what an inference pass reports (training never gathers them). Unsplit, a copy.
+template <typename T>
+void vocab_parallel_gather(const VocabSlice& s, const TensorGroup<T>* tp, const T* logits, T* whole, int N, int V);
+
 // Cross entropy of logits[N, rows] (this rank's vocabulary columns) against global labels
 // (-100 ignored): returns sum(loss) / norm, the same on every rank, and writes this slice of
 // d(that)/d(logits) into dlogits. Unsplit (tp null), equals kernels::cross_entropy up to

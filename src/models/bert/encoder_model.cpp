@@ -46,11 +46,11 @@ void EncoderModel<T>::build() {
   // bias) is vocabulary-parallel; the layers are split as nn/encoder_layer.h says; position and
   // token-type tables, layer norms, the pooler and the other heads are whole on every rank.
   const int P = c.tensor_split.degree;
-  const nn::VocabSlice vocab{c.tensor_split.rank * (c.vocab_size / P), c.vocab_size / P};
+  const nn::VocabSlice vocab = this->vocab_slice();
   using Init = typename Model<T>::Init;
   embeddings_.C = C;
   embeddings_.word = this->add_embedding(emb + "word_embeddings", c.vocab_size, C, c.pad_token_id,
-                                         /*vocab_parallel=*/true);
+                                         Model<T>::TableSplit::Rows);
   embeddings_.word_slice = vocab;
   embeddings_.word_padding_idx = c.pad_token_id;
   embeddings_.position_padding_idx = roberta ? c.pad_token_id : -1;
@@ -78,10 +78,10 @@ void EncoderModel<T>::build() {
     this->add_split_param(p + ln.v + ".bias", {C}, true, Init::Zero, 0);
     s.qkv.in = C;
     s.qkv.out = 3 * C / P;
-    s.attn_out = add_split_linear(p + ln.attn_out, C, C, /*column=*/false);
+    s.attn_out = this->add_split_linear(p + ln.attn_out, C, C, /*column=*/false);
     s.ln_attn = this->add_layernorm(p + ln.ln_attn, C, c.layer_norm_eps);
-    s.ffn_in = add_split_linear(p + ln.ffn_in, C, F, /*column=*/true);
-    s.ffn_out = add_split_linear(p + ln.ffn_out, F, C, /*column=*/false);
+    s.ffn_in = this->add_split_linear(p + ln.ffn_in, C, F, /*column=*/true);
+    s.ffn_out = this->add_split_linear(p + ln.ffn_out, F, C, /*column=*/false);
     s.ln_out = this->add_layernorm(p + ln.ln_out, C, c.layer_norm_eps);
     s.num_heads = c.num_heads / P;
     s.heads_total = c.num_heads;
@@ -169,20 +169,6 @@ void EncoderModel<T>::build() {
   }
   close_unit();
   if (c.task == Task::MaskedLM) unit_params_.back().push_back(0);  // the tied decoder reads the word embeddings
-}
-
-template <typename T>
-nn::LinearSpec EncoderModel<T>::add_split_linear(const std::string& name, int in, int out, bool column) {
-  using Init = typename Model<T>::Init;
-  const int P = this->cfg_.tensor_split.degree;
-  // PyTorch layout [out, in]: column-parallel cuts the rows (and the bias), row-parallel the
-  // columns, and every rank keeps the whole bias (added once after the sum).
-  nn::LinearSpec s{};
-  s.w = this->add_split_param(name + ".weight", {out, in}, false, Init::Normal, column ? 0 : 1);
-  s.b = this->add_split_param(name + ".bias", {out}, true, Init::Zero, column ? 0 : -1);
-  s.in = column ? in : in / P;
-  s.out = column ? out / P : out;
-  return s;
 }
 
 template <typename T>

@@ -53,9 +53,6 @@ class EncoderModel final : public Model<T> {
     return std::make_unique<EncoderState<T>>(p);
   }
   void build();
-  // A Linear split over the tensor-parallel ranks by output rows (column-parallel) or input
-  // columns (row-parallel); unsplit when tensor_split is.
-  nn::LinearSpec add_split_linear(const std::string& name, int in, int out, bool column);
   void compute_position_ids(const Batch& b, std::vector<int32_t>& out) const;
 
   nn::EmbeddingsSpec embeddings_{};

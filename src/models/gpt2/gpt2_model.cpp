@@ -53,8 +53,8 @@ void Gpt2Model<T>::build() {
   // blocks are split as nn/decoder_layer.h says; wpe, the layer norms and the classification
   // heads are whole on every rank.
   const int P = c.tensor_split.degree;
-  vocab_ = {c.tensor_split.rank * (c.vocab_size / P), c.vocab_size / P};
-  wte_ = this->add_embedding(base + "wte", c.vocab_size, C, -1, /*vocab_parallel=*/true);
+  vocab_ = this->vocab_slice();
+  wte_ = this->add_embedding(base + "wte", c.vocab_size, C, -1, Model<T>::TableSplit::Rows);
   wpe_ = this->add_embedding(base + "wpe", c.max_position_embeddings, C, -1);
   close_unit();
 
@@ -135,10 +135,8 @@ const T* Gpt2Model<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
       // (dropout off) does, for the outputs evaluation and prediction read.
       if (split() && !drop.active) {
         s.gathered_logits.resize(static_cast<size_t>(N) * c.vocab_size);
-        s.gathered_logits.zero();
-        kernels::copy_rows(s.logits.data(), vocab_.rows, s.gathered_logits.data() + vocab_.v0, c.vocab_size, N,
-                           vocab_.rows);
-        nn::tp_sum(this->tp_group(), s.gathered_logits.data(), s.gathered_logits.size());
+        nn::vocab_parallel_gather(vocab_, this->tp_group(), s.logits.data(), s.gathered_logits.data(), N,
+                                  c.vocab_size);
       }
       return s.logits.data();
     case Task::SequenceClassification: {
