@@ -1,10 +1,13 @@
 // Tensor parallelism's math in one process: P threads play the tensor-parallel ranks, with a
 // group whose collectives add (or take the max of) the ranks' buffers in rank order. Checked:
 // the slices of a parameter put back give the whole tensor; vocabulary-parallel cross entropy
-// equals the unsplit loss and its gradient; a GPT-2 causal LM and a BERT masked LM split over 2
+// equals the unsplit loss and its gradient; a GPT-2 causal LM, a BERT masked LM, BART and T5
+// (relu with the tied head, gated-gelu with its own lm_head) conditional generation split over 2
 // and 3 ranks, with dropout on, give the unsplit loss, gradients (put back together),
 // evaluation logits, and identical gradients of the replicated parameters on every rank (fp64,
-// to rounding).
+// to rounding); BART's and T5's decoders (cached and recomputing) give every rank the unsplit
+// next-token logits; their memory estimates bound what a split rank's step holds; heads a degree
+// does not divide are refused naming the config field.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,10 +21,14 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/ops.h"
+#include "models/bart/bart_model.h"
+#include "models/causal_decoder.h"
 #include "models/registry.h"
+#include "models/t5/t5_model.h"
 #include "models/tensor_split.h"
 #include "nn/vocab_parallel.h"
 #include "test_util_model.h"
+#include "util/error.h"
 
 namespace strata {
 namespace {
@@ -133,6 +140,27 @@ nlohmann::json bert_json() {
           {"attention_probs_dropout_prob", 0.1}, {"initializer_range", 0.2}, {"pad_token_id", 0}};
 }
 
+// BART with as many heads in the decoder as in the encoder but FFNs of two widths, dropout on
+// everywhere (activation_dropout drops inside the split FFN).
+nlohmann::json bart_json() {
+  return {{"model_type", "bart"}, {"architectures", {"BartForConditionalGeneration"}}, {"vocab_size", 30},
+          {"d_model", 12}, {"encoder_layers", 2}, {"decoder_layers", 2}, {"encoder_attention_heads", 6},
+          {"decoder_attention_heads", 6}, {"encoder_ffn_dim", 12}, {"decoder_ffn_dim", 18},
+          {"max_position_embeddings", 16}, {"dropout", 0.1}, {"attention_dropout", 0.1},
+          {"activation_dropout", 0.1}, {"init_std", 0.2}, {"scale_embedding", true}, {"pad_token_id", 1},
+          {"eos_token_id", 2}, {"decoder_start_token_id", 2}};
+}
+
+// T5 whose heads' width 6 x 3 differs from d_model 8; relu with the tied, scaled head (gated:
+// false) or gated-gelu with an lm_head of its own.
+nlohmann::json t5_json(bool gated) {
+  return {{"model_type", "t5"}, {"architectures", {"T5ForConditionalGeneration"}}, {"vocab_size", 30},
+          {"d_model", 8}, {"d_kv", 3}, {"d_ff", 12}, {"num_heads", 6}, {"num_layers", 2},
+          {"num_decoder_layers", 2}, {"relative_attention_num_buckets", 8}, {"relative_attention_max_distance", 6},
+          {"dropout_rate", 0.1}, {"initializer_factor", 0.5}, {"feed_forward_proj", gated ? "gated-gelu" : "relu"},
+          {"tie_word_embeddings", !gated}, {"pad_token_id", 0}, {"eos_token_id", 1}, {"decoder_start_token_id", 0}};
+}
+
 Batch lm_batch(const ModelConfig& c) {
   std::mt19937_64 rng(11);
   return test::padded_batch(c, 3, 9, rng, [&](Batch& out, int t, bool real, int id) {
@@ -140,10 +168,27 @@ Batch lm_batch(const ModelConfig& c) {
   });
 }
 
+// Padded sources of 9 tokens and targets of their own length, -100 after the odd rows' ends.
+Batch seq2seq_batch_of(const ModelConfig& c, int Td) {
+  std::mt19937_64 rng(12);
+  Batch b = test::padded_batch(c, 3, 9, rng, [](Batch&, int, bool, int) {});
+  b.Td = Td;
+  for (int r = 0; r < b.B; ++r)
+    for (int t = 0; t < b.Td; ++t) b.labels.push_back(r % 2 && t >= 4 ? -100 : test::uniform_int(rng, 2, c.vocab_size));
+  return b;
+}
+Batch seq2seq_batch(const ModelConfig& c) { return seq2seq_batch_of(c, 6); }
+
+size_t elements(const HeadOutput<double>& o) {
+  size_t n = 1;
+  for (int64_t d : o.shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
 // The model of `json` split over 2 and 3 threads against the whole model.
-void check_split_reproduces_whole(const nlohmann::json& json) {
+void check_split_reproduces_whole(const nlohmann::json& json, Batch (*make_batch)(const ModelConfig&) = lm_batch) {
   const ModelConfig cfg = parse_model_config(json, "test config");
-  const Batch b = lm_batch(cfg);
+  const Batch b = make_batch(cfg);
   const nn::DropoutCtx drop{true, 1234};
   // The whole model: loss, gradients, evaluation logits.
   auto whole = make_model<double>(cfg);
@@ -154,8 +199,8 @@ void check_split_reproduces_whole(const nlohmann::json& json) {
   whole->grads().zero();
   whole->backward(b, drop, *ws);
   whole->infer(b, *ws);
-  const std::vector<double> ref_logits(whole->head_outputs(b, *ws)[0].data,
-                                       whole->head_outputs(b, *ws)[0].data + static_cast<size_t>(b.B) * b.T * 30);
+  const HeadOutput<double> ref_out = whole->head_outputs(b, *ws)[0];
+  const std::vector<double> ref_logits(ref_out.data, ref_out.data + elements(ref_out));
   const double scale = *std::max_element(whole->grads().data(), whole->grads().data() + whole->grads().size(),
                                          [](double x, double y) { return std::abs(x) < std::abs(y); });
   for (int P : {2, 3}) {
@@ -196,6 +241,176 @@ void check_split_reproduces_whole(const nlohmann::json& json) {
 TEST(TensorParallelModels, Gpt2SplitRanksReproduceTheWholeModel) { check_split_reproduces_whole(gpt2_json()); }
 
 TEST(TensorParallelModels, BertSplitRanksReproduceTheWholeModel) { check_split_reproduces_whole(bert_json()); }
+
+TEST(TensorParallelModels, BartSplitRanksReproduceTheWholeModel) {
+  check_split_reproduces_whole(bart_json(), seq2seq_batch);
+}
+
+TEST(TensorParallelModels, T5SplitRanksReproduceTheWholeModel) {
+  for (bool gated : {false, true}) {
+    SCOPED_TRACE(gated ? "gated-gelu, untied" : "relu, tied");
+    check_split_reproduces_whole(t5_json(gated), seq2seq_batch);
+  }
+}
+
+// Generation under tensor parallelism: every rank of the group, fed the same ids, gets the whole
+// model's next-token logits from the cached decoder and from the recomputing one (which reads the
+// gathered head outputs), through steps of one and of several tokens and a beam-search reorder;
+// so every rank picks the same tokens and the ranks' collectives stay in step.
+void check_split_decoders_reproduce_whole(const nlohmann::json& json) {
+  const ModelConfig cfg = parse_model_config(json, "test config");
+  const int V = cfg.vocab_size, P = 2, B = 3;
+  const std::vector<int32_t> source = {5, 9, 3, 17, 4, 8, 2};
+  const int32_t start = json["decoder_start_token_id"].get<int32_t>();
+  const std::vector<std::vector<int32_t>> steps = {{start, start, start}, {5, 6, 7, 8, 9, 10}, {11, 12, 13}};
+  // logits[cache][step]: the whole model's, then each rank's
+  auto decode = [&](const Model<double>& m, bool use_cache) {
+    const auto d = make_seq2seq_decoder(m, source, use_cache);
+    d->reset(B, 10);
+    std::vector<std::vector<double>> out;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      if (s == 2) d->reorder({2, 0, 0});
+      const double* l = d->append(steps[s].data(), static_cast<int>(steps[s].size()) / B);
+      out.emplace_back(l, l + static_cast<size_t>(B) * V);
+    }
+    return out;
+  };
+  auto whole = make_model<double>(cfg);
+  whole->init_weights(5);
+  for (bool use_cache : {true, false}) {
+    SCOPED_TRACE(use_cache ? "cached decoder" : "recomputing decoder");
+    const auto ref = decode(*whole, use_cache);
+    SimGroup g(P);
+    std::vector<std::vector<std::vector<double>>> got(P);
+    g.run([&](int r) {
+      ModelConfig mine = cfg;
+      mine.tensor_split = {P, r};
+      auto m = make_model<double>(mine);
+      m->init_weights(5);
+      m->set_tensor_group(g.bind<double>(r));
+      got[r] = decode(*m, use_cache);
+    });
+    for (int r = 0; r < P; ++r)
+      for (size_t s = 0; s < ref.size(); ++s)
+        for (size_t i = 0; i < ref[s].size(); ++i)
+          ASSERT_NEAR(got[r][s][i], ref[s][i], 1e-12 * (1 + std::abs(ref[s][i]))) << "rank " << r << " step " << s;
+    EXPECT_EQ(got[1], got[0]);
+  }
+}
+
+TEST(TensorParallelModels, BartSplitDecodersGiveEveryRankTheWholeModelsLogits) {
+  check_split_decoders_reproduce_whole(bart_json());
+}
+
+TEST(TensorParallelModels, T5SplitDecodersGiveEveryRankTheWholeModelsLogits) {
+  for (bool gated : {false, true}) {
+    SCOPED_TRACE(gated ? "gated-gelu, untied" : "relu, tied");
+    check_split_decoders_reproduce_whole(t5_json(gated));
+  }
+}
+
+// What a rank's training step holds against its memory estimate, which counts the rank's heads,
+// FFN columns and vocabulary columns: activation_values (saved tensors) and scratch_values
+// (backward's working memory) bound what the state's buffers hold after a step, within a third
+// (as tests/test_t5.cpp checks one process's).
+template <typename T>
+size_t values(std::initializer_list<const Buffer<T>*> buffers) {
+  size_t n = 0;
+  for (const Buffer<T>* b : buffers) n += b->size();
+  return n;
+}
+template <typename T>
+size_t values(const nn::AttentionSublayerSaved<T>& a) {
+  return values<T>({&a.normed, &a.q, &a.k, &a.v, &a.probs, &a.ctx, &a.h, &a.mean, &a.rstd, &a.out});
+}
+template <typename T>
+size_t values(const nn::FfnSublayerSaved<T>& f) {
+  return values<T>({&f.normed, &f.pre, &f.lin, &f.h, &f.mean, &f.rstd, &f.out});
+}
+template <typename T>
+size_t values(const nn::Seq2SeqScratch<T>& s) {
+  return values<T>({&s.probs_a, &s.probs_b, &s.dq, &s.dk, &s.dv, &s.dctx, &s.d_h, &s.t, &s.wide_a, &s.wide_b,
+                    &s.wide_c});
+}
+// (saved, scratch) of a BART or T5 state after a training step
+std::pair<size_t, size_t> state_values(const ModelState& state) {
+  size_t saved = 0, scratch = 0;
+  auto blocks = [&](const auto& s) {
+    for (const auto& e : s.enc) saved += values(e.self_attn) + values(e.ffn);
+    for (const auto& d : s.dec) saved += values(d.self_attn) + values(d.cross_attn) + values(d.ffn);
+    saved += values<double>({&s.logits});
+    scratch += values(s.scratch) + values<double>({&s.d_dec, &s.d_dec_next, &s.d_enc, &s.d_enc_next, &s.dlogits});
+  };
+  if (const auto* b = dynamic_cast<const BartState<double>*>(&state)) {
+    blocks(*b);
+    for (const auto* e : {&b->enc_emb, &b->dec_emb}) saved += values<double>({&e->sum, &e->mean, &e->rstd, &e->out});
+  } else {
+    const auto& t = dynamic_cast<const T5State<double>&>(state);
+    blocks(t);
+    for (const auto* st : {&t.enc_stack, &t.dec_stack})
+      saved += values<double>({&st->emb, &st->bias, &st->final_rstd, &st->out});
+    saved += values<double>({&t.scaled});
+    scratch += values<double>({&t.d_bias});
+  }
+  return {saved, scratch};
+}
+
+TEST(TensorParallelModels, EncoderDecoderMemoryEstimateBoundsWhatASplitStepHolds) {
+  for (const nlohmann::json& json : {bart_json(), t5_json(false), t5_json(true)}) {
+    SCOPED_TRACE(json.dump());
+    const ModelConfig cfg = parse_model_config(json, "test config");
+    const Batch b = seq2seq_batch_of(cfg, 9);
+    const nn::DropoutCtx drop{true, 3};
+    SimGroup g(2);
+    g.run([&](int r) {
+      ModelConfig mine = cfg;
+      mine.tensor_split = {2, r};
+      auto m = make_model<double>(mine);
+      m->init_weights(5);
+      m->set_tensor_group(g.bind<double>(r));
+      auto s = m->new_state();
+      m->forward(b, drop, *s);
+      m->loss(b, *s);
+      m->backward(b, drop, *s);
+      const auto [saved, scratch] = state_values(*s);
+      const size_t est_saved = m->activation_values(b.B, b.T).resident, est_scratch = m->scratch_values(b.B, b.T);
+      EXPECT_GE(est_saved, saved) << "rank " << r;
+      EXPECT_LE(est_saved, saved + saved / 3) << "rank " << r;
+      EXPECT_GE(est_scratch, scratch) << "rank " << r;
+      EXPECT_LE(est_scratch, scratch + scratch / 3) << "rank " << r;
+    });
+  }
+}
+
+// A degree that does not divide an encoder-decoder's heads (BART's decoder may have its own) or
+// its FFN width is refused naming the field and config.json.
+TEST(TensorParallelModels, EncoderDecoderHeadsTheDegreeDoesNotDivideAreRefused) {
+  auto refusal = [](nlohmann::json j, int P) {
+    ModelConfig c = parse_model_config(j, "test config");
+    c.tensor_split = {P, 0};
+    try {
+      make_model<float>(c);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  nlohmann::json bart = bart_json();
+  bart["decoder_attention_heads"] = 3;
+  std::string err = refusal(bart, 2);
+  EXPECT_NE(err.find("tensor_parallel_degree 2 does not divide decoder_attention_heads (3 in config.json)"),
+            std::string::npos)
+      << err;
+  err = refusal(t5_json(false), 4);
+  EXPECT_NE(err.find("tensor_parallel_degree 4 does not divide num_heads (6 in config.json)"), std::string::npos)
+      << err;
+  nlohmann::json t5 = t5_json(true);
+  t5["d_ff"] = 9;
+  err = refusal(t5, 3);
+  EXPECT_EQ(err, "") << "d_ff 9, num_heads 6 and vocab_size 30 split 3 ways";
+  err = refusal(t5, 2);
+  EXPECT_NE(err.find("does not divide d_ff (9 in config.json)"), std::string::npos) << err;
+}
 
 }  // namespace
 }  // namespace strata

@@ -42,7 +42,10 @@ class RecomputeDecoder final : public CausalDecoder<T> {
     }
     batch.attention_mask.assign(batch.input_ids.size(), 1);
     batch.token_type_ids.assign(batch.input_ids.size(), 0);
-    const T* all = m_.infer(batch, *state_);  // [B*L, V], L the decoded length
+    m_.infer(batch, *state_);
+    // [B*L, V], L the decoded length: the head's outputs, over the whole vocabulary also when the
+    // model is tensor-parallel (infer returns a rank's columns then)
+    const T* all = m_.head_outputs(batch, *state_).at(0).data;
     const size_t L = static_cast<size_t>(length());
     logits_.resize(static_cast<size_t>(B) * V);
     kernels::copy_rows(all + (L - 1) * V, L * V, logits_.data(), V, B, V);  // each row's last position

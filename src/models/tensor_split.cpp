@@ -1,6 +1,7 @@
 #include "models/tensor_split.h"
 
 #include "kernels/ops.h"
+#include "util/error.h"
 
 namespace strata {
 
@@ -40,6 +41,14 @@ Runs runs(const ParamEntry& e, const TensorSplit& s) {
           g.piece * g.inner};
 }
 }  // namespace
+
+void check_equal_shares(const TensorSplit& s, const std::string& who,
+                        std::initializer_list<std::pair<const char*, int>> fields) {
+  for (const auto& [field, value] : fields)
+    if (value % s.degree != 0)
+      fail(who, ": tensor_parallel_degree ", s.degree, " does not divide ", field, " (", value,
+           " in config.json): each tensor-parallel rank takes an equal share of it");
+}
 
 size_t global_numel(const ParamEntry& e) {
   size_t n = 1;

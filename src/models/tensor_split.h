@@ -3,6 +3,10 @@
 // tensor. Loading slices the whole tensor, saving puts the slices back: both are these two
 // walks, so a checkpoint is always the unsplit HF layout.
 #pragma once
+#include <initializer_list>
+#include <string>
+#include <utility>
+
 #include "models/param_table.h"
 
 namespace strata {
@@ -11,6 +15,12 @@ struct TensorSplit {
   int degree = 1, rank = 0;
   bool split() const { return degree > 1; }
 };
+
+// Fails unless the split's degree divides each value, given with its config.json field name: the
+// heads and widths a model cuts into one equal share per tensor-parallel rank. `who` names the
+// model in the message.
+void check_equal_shares(const TensorSplit& s, const std::string& who,
+                        std::initializer_list<std::pair<const char*, int>> fields);
 
 // local (e.shape) <- this rank's slice of global (e.global_shape).
 template <typename T>

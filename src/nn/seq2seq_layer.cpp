@@ -9,13 +9,25 @@ namespace {
 enum Stream : uint64_t { kProbs = 0, kOut = 1 };
 enum FfnStream : uint64_t { kAct = 0, kFfnOut = 1 };
 
+// Dropout of an activation [rows, cols] whose columns the tensor-parallel ranks share equally
+// (rank r holds columns r*cols .. of rows of P*cols: its heads' probabilities, its FFN columns):
+// each rank draws one process's masks for its columns. Its own backward (the op is linear).
+template <typename T>
+void dropout_share(const TensorGroup<T>* tp, const T* x, T* y, size_t rows, size_t cols, float p,
+                   const DropoutCtx& drop, uint64_t stream) {
+  const size_t parts = tp && tp->split() ? static_cast<size_t>(tp->degree) : 1;
+  const size_t part = parts > 1 ? static_cast<size_t>(tp->rank) : 0;
+  kernels::dropout_block(x, y, rows, cols, parts * cols, part * cols, drop.p(p), drop.seed, stream);
+}
+
 // probs = softmax(scale * q k^T + pos_bias) per (row, head), masked; ctx = dropout(probs) v.
 // `pd` receives the dropped-out probabilities (the dropout mask indexes the whole
-// [B, NH, Tq, Tk] array, so each head draws its own mask). I is the attention's inner width.
+// [B, NH, Tq, Tk] array of all heads, so each head draws its own mask). I is this rank's inner
+// width.
 template <typename T>
-void attention_core_forward(const AttentionSublayerSpec& s, const T* q, const T* k, const T* v, const int32_t* mask,
-                            const T* pos_bias, int B, int Tq, int Tk, const DropoutCtx& drop, T* probs, T* pd,
-                            T* ctx) {
+void attention_core_forward(const AttentionSublayerSpec& s, const TensorGroup<T>* tp, const T* q, const T* k,
+                            const T* v, const int32_t* mask, const T* pos_bias, int B, int Tq, int Tk,
+                            const DropoutCtx& drop, T* probs, T* pd, T* ctx) {
   const int I = s.q.out, NH = s.num_heads, HS = I / NH;
   const T scale = score_scale<T>(s);
   const size_t block = static_cast<size_t>(Tq) * Tk;
@@ -33,8 +45,7 @@ void attention_core_forward(const AttentionSublayerSpec& s, const T* q, const T*
         });
       }
     }
-  const size_t n = static_cast<size_t>(B) * NH * block;
-  kernels::dropout_forward(probs, pd, n, drop.p(s.attn_dropout), drop.seed, s.stream + kProbs);
+  dropout_share(tp, probs, pd, B, NH * block, s.attn_dropout, drop, s.stream + kProbs);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h)
       kernels::gemm<T>(false, false, Tq, HS, Tk, T(1), pd + (static_cast<size_t>(b) * NH + h) * block, Tk,
@@ -61,7 +72,7 @@ void attention_sublayer_forward(const AttentionSublayerSpec& s, Flat<T> f, const
   linear_forward(s.q, f, in, sv.q.data(), Nq);
   linear_forward(s.k, f, src, sv.k.data(), Nk);
   linear_forward(s.v, f, src, sv.v.data(), Nk);
-  attention_core_forward(s, sv.q.data(), sv.k.data(), sv.v.data(), kv_mask, pos_bias, B, Tq, Tk, drop,
+  attention_core_forward(s, f.tp, sv.q.data(), sv.k.data(), sv.v.data(), kv_mask, pos_bias, B, Tq, Tk, drop,
                          sv.probs.data(), sc.probs_a.data(), sv.ctx.data());
   attention_output(s, f, x, Nq, drop, sv);
 }
@@ -81,14 +92,14 @@ void attention_output(const AttentionSublayerSpec& s, Flat<T> f, const T* x, int
   const size_t NC = static_cast<size_t>(N) * s.out.out;
   sv.out.resize(NC);
   if (s.norm == SublayerNorm::PreRmsNorm) {  // out = x + dropout(out_proj(ctx))
-    linear_forward(s.out, f, sv.ctx.data(), sv.out.data(), N);
+    row_parallel_linear_forward(s.out, f, sv.ctx.data(), sv.out.data(), N);
     kernels::dropout_forward(sv.out.data(), sv.out.data(), NC, drop.p(s.dropout), drop.seed, s.stream + kOut);
     kernels::add(sv.out.data(), x, sv.out.data(), NC);
     return;
   }
   sv.h.resize(NC);
   sv.mean.resize(static_cast<size_t>(N));
-  linear_forward(s.out, f, sv.ctx.data(), sv.h.data(), N);
+  row_parallel_linear_forward(s.out, f, sv.ctx.data(), sv.h.data(), N);
   kernels::dropout_forward(sv.h.data(), sv.h.data(), NC, drop.p(s.dropout), drop.seed, s.stream + kOut);
   kernels::add(sv.h.data(), x, sv.h.data(), NC);
   layernorm_forward(s.ln, f, sv.h.data(), sv.out.data(), sv.mean.data(), sv.rstd.data(), N);
@@ -118,7 +129,8 @@ void attention_sublayer_backward(const AttentionSublayerSpec& s, Flat<T> f, cons
 
   T* pd = sc.probs_a.data();  // dropout(probs), as forward multiplied v by
   T* dp = sc.probs_b.data();
-  kernels::dropout_forward(sv.probs.data(), pd, P, drop.p(s.attn_dropout), drop.seed, s.stream + kProbs);
+  const size_t heads_block = static_cast<size_t>(NH) * block;  // one batch row's probabilities
+  dropout_share(f.tp, sv.probs.data(), pd, B, heads_block, s.attn_dropout, drop, s.stream + kProbs);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
       const size_t pb = (static_cast<size_t>(b) * NH + h) * block;
@@ -128,7 +140,7 @@ void attention_sublayer_backward(const AttentionSublayerSpec& s, Flat<T> f, cons
       kernels::gemm<T>(true, false, Tk, HS, Tq, T(1), pd + pb, Tk, dctx, I, T(0),
                        sc.dv.data() + static_cast<size_t>(b) * Tk * I + h * HS, I);
     }
-  kernels::dropout_backward(dp, dp, P, drop.p(s.attn_dropout), drop.seed, s.stream + kProbs);
+  dropout_share(f.tp, dp, dp, B, heads_block, s.attn_dropout, drop, s.stream + kProbs);
   // softmax: d(scores) = P (dP - sum_j dP P): the position bias's gradient; times the score
   // scale, the products'
   const T* pr = sv.probs.data();
@@ -153,19 +165,28 @@ void attention_sublayer_backward(const AttentionSublayerSpec& s, Flat<T> f, cons
     }
   // The projections' input gradient dn: post-LN the sublayer's input x itself (dx, plus the
   // residual), pre-LN the normalised input (d_h is free there), which the norm takes back to x.
+  // Under tensor parallelism each rank's heads give a part of it (and of dkv's share), summed
+  // over the group (Megatron's f) before the residual and the norm, which are whole everywhere.
   const T* in = pre ? sv.normed.data() : x;
   T* dn = pre ? d_h : dx;
   linear_backward(s.q, f, in, sc.dq.data(), dn, Nq);
-  if (!pre) kernels::add(dx, d_h, dx, NqC);  // the residual
   const T* src = kv ? kv : in;
-  T* dsrc = kv ? dkv : dn;
+  T* dkv_part = sc.dq.data();  // free once q's backward has read it
   linear_backward(s.k, f, src, sc.dk.data(), t, Nk);
-  kernels::add(dsrc, t, dsrc, NkC);
-  linear_backward(s.v, f, src, sc.dv.data(), t, Nk);
-  kernels::add(dsrc, t, dsrc, NkC);
+  linear_backward(s.v, f, src, sc.dv.data(), dkv_part, Nk);
+  kernels::add(t, dkv_part, t, NkC);  // the keys' and values' part
+  if (kv) {
+    tp_sum(f.tp, t, NkC);
+    kernels::add(dkv, t, dkv, NkC);
+  } else {
+    kernels::add(dn, t, dn, NqC);
+  }
+  tp_sum(f.tp, dn, NqC);
   if (pre) {
     rmsnorm_backward(s.rms, f, x, sv.rstd.data(), dn, dx, Nq);
     kernels::add(dx, dout, dx, NqC);  // the residual
+  } else {
+    kernels::add(dx, d_h, dx, NqC);  // the residual
   }
 }
 
@@ -193,16 +214,16 @@ void ffn_sublayer_forward(const FfnSublayerSpec& s, Flat<T> f, const T* x, int N
     linear_forward(s.gate, f, in, sv.lin.data(), N);
     kernels::mul(a, sv.lin.data(), a, NF);
   }
-  kernels::dropout_forward(a, a, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
+  dropout_share(f.tp, a, a, N, F, s.act_dropout, drop, s.stream + kAct);
   if (pre) {  // out = x + dropout(fc2(a))
-    linear_forward(s.fc2, f, a, sv.out.data(), N);
+    row_parallel_linear_forward(s.fc2, f, a, sv.out.data(), N);
     kernels::dropout_forward(sv.out.data(), sv.out.data(), NC, drop.p(s.dropout), drop.seed, s.stream + kFfnOut);
     kernels::add(sv.out.data(), x, sv.out.data(), NC);
     return;
   }
   sv.h.resize(NC);
   sv.mean.resize(N);
-  linear_forward(s.fc2, f, a, sv.h.data(), N);
+  row_parallel_linear_forward(s.fc2, f, a, sv.h.data(), N);
   kernels::dropout_forward(sv.h.data(), sv.h.data(), NC, drop.p(s.dropout), drop.seed, s.stream + kFfnOut);
   kernels::add(sv.h.data(), x, sv.h.data(), NC);
   layernorm_forward(s.ln, f, sv.h.data(), sv.out.data(), sv.mean.data(), sv.rstd.data(), N);
@@ -230,18 +251,18 @@ void ffn_sublayer_backward(const FfnSublayerSpec& s, Flat<T> f, const T* x, int 
   const T* in = pre ? sv.normed.data() : x;
   T* dn = pre ? d_h : dx;  // the input gradient of fc1 (and gate): x's post-LN, the norm's output's pre-LN
   if (!s.gated) {
-    kernels::dropout_forward(a, a, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
+    dropout_share(f.tp, a, a, N, F, s.act_dropout, drop, s.stream + kAct);
     linear_backward(s.fc2, f, a, t, a, N);  // a <- d(dropped activation)
-    kernels::dropout_backward(a, a, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
+    dropout_share(f.tp, a, a, N, F, s.act_dropout, drop, s.stream + kAct);
     kernels::mul(a, g, a, NF);
     linear_backward(s.fc1, f, in, a, dn, N);
   } else {
     T* m = sc.wide_c.data();  // the product act(pre) * lin, then its gradient
     const T* lin = sv.lin.data();
     kernels::mul(a, lin, m, NF);
-    kernels::dropout_forward(m, m, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
+    dropout_share(f.tp, m, m, N, F, s.act_dropout, drop, s.stream + kAct);
     linear_backward(s.fc2, f, m, t, m, N);
-    kernels::dropout_backward(m, m, NF, drop.p(s.act_dropout), drop.seed, s.stream + kAct);
+    dropout_share(f.tp, m, m, N, F, s.act_dropout, drop, s.stream + kAct);
     kernels::mul(m, a, a, NF);    // a <- d(lin)
     kernels::mul(m, lin, m, NF);  // m <- d(act(pre))
     kernels::mul(m, g, m, NF);    // m <- d(pre)
@@ -249,6 +270,7 @@ void ffn_sublayer_backward(const FfnSublayerSpec& s, Flat<T> f, const T* x, int 
     linear_backward(s.fc1, f, in, m, t, N);
     kernels::add(dn, t, dn, NC);
   }
+  tp_sum(f.tp, dn, NC);  // each rank's columns' part of the input gradient (Megatron's f)
   if (!pre) {
     kernels::add(dx, d_h, dx, NC);  // the residual
     return;

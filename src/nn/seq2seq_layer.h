@@ -13,6 +13,17 @@
 // does not cover; q, k and v are separate HF Linear layers here, products per (row, head)
 // through kernels::gemm. The attention's inner width (num_heads x head size, q.out) may differ
 // from the model's (out.out): T5's d_kv.
+//
+// Under tensor parallelism (Flat::tp split over P ranks, Megatron-style) a rank holds an equal
+// share of the heads and of the FFN's width, rank r the r-th: q, k, v (and their biases) are
+// column-parallel, this rank's heads' rows [NH/P * HS, C]; out is row-parallel ([C, NH/P * HS],
+// its bias whole); fc1 and gate column-parallel ([F/P, C]), fc2 row-parallel ([C, F/P], bias
+// whole); the norms whole. A position bias is this rank's heads' columns [Tq*Tk, NH/P]. Forward
+// sums the row-parallel outputs over the group, backward the column-parallel input gradients
+// (the sublayer's input's, and for cross-attention the keys' and values' source's): one
+// all-reduce per sublayer each way, two for cross-attention's backward. The attention
+// probabilities' and the FFN activation's dropout draw, for this rank's share, the masks one
+// process draws (kernels::dropout_block), so a split model computes what the whole one does.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -29,11 +40,11 @@ enum class SublayerNorm {
 };
 
 struct AttentionSublayerSpec {
-  LinearSpec q, k, v, out;  // q, k, v: C -> NH * HS; out: NH * HS -> C
+  LinearSpec q, k, v, out;  // q, k, v: C -> NH * HS; out: NH * HS -> C (NH this rank's heads)
   SublayerNorm norm = SublayerNorm::PostLayerNorm;
   LayerNormSpec ln;  // PostLayerNorm
   RmsNormSpec rms;   // PreRmsNorm
-  int num_heads;     // head size HS = q.out / num_heads
+  int num_heads;     // heads on this rank; head size HS = q.out / num_heads
   bool causal;       // key j > query i gets probability 0
   bool scale_scores = true;  // scores times 1/sqrt(HS) (T5 folds the factor into its init: false)
   float attn_dropout;  // on the attention probabilities (HF attention_dropout)
@@ -116,7 +127,7 @@ void masked_softmax(T* row, int n, Valid valid) {
 }
 
 struct FfnSublayerSpec {
-  LinearSpec fc1, fc2;  // C -> F, F -> C (T5: wi or wi_0, wo)
+  LinearSpec fc1, fc2;  // C -> F, F -> C (T5: wi or wi_0, wo; F this rank's width)
   bool gated = false;   // act(fc1 n) * gate n (T5's gated-gelu: wi_0 gated by wi_1)
   LinearSpec gate;      // gated only
   SublayerNorm norm = SublayerNorm::PostLayerNorm;

@@ -88,7 +88,7 @@ MODEL=$WORK/odd_vocab expect_error tensor_over_vocab 2 \
 MODEL=$WORK/odd_ffn expect_error tensor_over_ffn 2 "tensor_parallel_degree 2 does not divide the model's feed-forward size \(33," \
   "tensor_parallel_degree: 2"
 MODEL=$WORK/albert expect_error tensor_architecture 2 \
-  "tensor_parallel_degree 2: model_type 'albert' \(.*\) has no tensor-parallel layers in this build \(they exist for: bert, roberta, distilbert, gpt2\)" \
+  "tensor_parallel_degree 2: model_type 'albert' \(.*\) has no tensor-parallel layers in this build \(they exist for: bert, roberta, distilbert, gpt2, bart, t5\)" \
   "$MP {tensor_parallel_degree: 2}}}}"
 expect_error unknown_parameter 1 "unknown key distribution.smdistributed.modelparallel.parameters.microbatch; did you mean 'microbatches'\?" \
   "$MP {microbatch: 2}}}}"

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Data parallelism and ZeRO for an encoder-decoder (BART, sequence to sequence): 2 ranks, 3
-# ranks and 2 ranks with ZeRO-2 reproduce 1 rank with the same global batch (6 = ranks x
-# per-device batch), 5 steps, no dropout, targets of their own length: every step's loss and
-# gradient norm, the eval loss, the final parameters (tests/mpi/equivalence.py), and the
-# evaluation by generating (predict_with_generate): ROUGE and gen_len equal, the generated
-# predictions identical, whichever rank generated them.
+# Data, ZeRO and tensor parallelism for encoder-decoders (sequence to sequence): BART on 2 ranks,
+# 3 ranks, 2 ranks with ZeRO-2, tensor_parallel_degree 2, and tensor 2 x data 2 reproduces 1
+# rank with the same global batch (6 = data-parallel ranks x per-device batch), 5 steps, no
+# dropout; T5 v1.1 (gated-gelu, lm_head of its own) with dropout on at tensor_parallel_degree 2
+# reproduces its 1-rank run (the split attention and FFN draw one process's dropout masks; one
+# thread, so that the single process runs no replica threads, which draw masks of their own
+# micro-batches). Targets of their own
+# length; compared: every step's loss and gradient norm, the eval loss, the final parameters
+# (tests/mpi/equivalence.py; the saved model is the unsplit HF one), and the evaluation by
+# generating (predict_with_generate): ROUGE and gen_len equal, the generated predictions
+# identical, whichever rank generated them (tensor-parallel ranks generate together through their
+# split cached decoder). A tensor-parallel rank holds about half the parameters.
 #   seq2seq_equivalence.sh STRATA_BINARY SOURCE_DIR
 set -euo pipefail
 STRATA=${1:?usage: seq2seq_equivalence.sh STRATA_BINARY SOURCE_DIR}
@@ -19,16 +25,28 @@ cat > "$WORK/model/config.json" <<'JSON'
  "attention_dropout": 0.0, "activation_dropout": 0.0, "scale_embedding": true, "pad_token_id": 1,
  "bos_token_id": 0, "eos_token_id": 7999, "decoder_start_token_id": 2}
 JSON
+mkdir -p "$WORK/t5"
+cat > "$WORK/t5/config.json" <<'JSON'
+{"model_type": "t5", "architectures": ["T5ForConditionalGeneration"], "vocab_size": 8000, "d_model": 32,
+ "d_kv": 8, "d_ff": 64, "num_heads": 2, "num_layers": 1, "num_decoder_layers": 1,
+ "relative_attention_num_buckets": 8, "relative_attention_max_distance": 16, "dropout_rate": 0.1,
+ "initializer_factor": 0.1,
+ "feed_forward_proj": "gated-gelu", "tie_word_embeddings": false, "pad_token_id": 1, "eos_token_id": 7999,
+ "decoder_start_token_id": 1}
+JSON
+# T5: HF's init scaled down (initializer_factor) so that the untrained loss is log(vocab_size),
+# not 23 from an lm_head of standard deviation 1, whose huge and cancelling gradients make
+# AdamW's first steps sensitive to the order of sums.
 # eos_token_id: a token the 5-step model never picks, so every generation runs its 7 tokens.
 # 13 validation examples: a size no world size divides
 { zcat "$SRC/examples/seq2seq/data/validation.jsonl.gz" || true; } | head -n 13 > "$WORK/val.jsonl"
 # 60 training rows from the bundled test split (the example's training split is made on demand)
 { zcat "$SRC/examples/seq2seq/data/test.jsonl.gz" || true; } | head -n 60 > "$WORK/train.jsonl"
 
-run() {  # name, ranks, per-device batch, extra options
+run() {  # name, ranks, per-device batch, extra options; MODEL=dir (default $WORK/model)
   local name=$1 ranks=$2 batch=$3
   cat > "$WORK/$name.yaml" <<YAML
-model_name_or_path: $WORK/model
+model_name_or_path: ${MODEL:-$WORK/model}
 tokenizer_name: $SRC/examples/tokenizers/bpe-8k
 train_file: $WORK/train.jsonl
 validation_file: $WORK/val.jsonl
@@ -60,22 +78,39 @@ run one 1 6 ""
 run dp2 2 3 ""
 run dp3 3 2 ""
 run zero2 2 3 "zero_stage: 2"
+run tp2 2 6 "tensor_parallel_degree: 2"
+run tp2_dp2 4 3 "tensor_parallel_degree: 2"
+MODEL=$WORK/t5 run t5_one 1 6 "num_threads: 1"
+MODEL=$WORK/t5 run t5_tp2 2 6 "num_threads: 1
+tensor_parallel_degree: 2"
+grep -q "each layer split over 2 tensor-parallel ranks" "$WORK/tp2.log" || { echo "FAILED: no tensor banner"; exit 1; }
 
 python3 - "$WORK" "$(dirname "$0")" <<'PY'
 import filecmp, json, sys
 work, here = sys.argv[1:3]
 sys.path.insert(0, here)
-from equivalence import compare
-ok = compare(work, "one", ["dp2", "dp3", "zero2"])
-one = json.load(open(f"{work}/one/eval_results.json"))
-for name in ("dp2", "dp3", "zero2"):
+from equivalence import compare, measured_memory as measured
+# Tensor parallelism sums the row-parallel outputs, input gradients and the loss's exponentials
+# in another order.
+ok = compare(work, "one", ["dp2", "dp3", "zero2", "tp2", "tp2_dp2"])
+ok &= compare(work, "t5_one", ["t5_tp2"])
+for ref, name in (("one", "dp2"), ("one", "dp3"), ("one", "zero2"), ("one", "tp2"), ("one", "tp2_dp2"),
+                  ("t5_one", "t5_tp2")):
+    one = json.load(open(f"{work}/{ref}/eval_results.json"))
     got = json.load(open(f"{work}/{name}/eval_results.json"))
     for k in ("eval_rouge1", "eval_rouge2", "eval_rougeL", "eval_rougeLsum", "eval_gen_len"):
         if got.get(k) != one.get(k):
             print(f"FAIL {name}: {k} {got.get(k)} vs {one.get(k)}"); ok = False
-    if not filecmp.cmp(f"{work}/one/generated_predictions.txt", f"{work}/{name}/generated_predictions.txt", shallow=False):
+    if not filecmp.cmp(f"{work}/{ref}/generated_predictions.txt", f"{work}/{name}/generated_predictions.txt", shallow=False):
         print(f"FAIL {name}: generated_predictions.txt differs"); ok = False
-print("1 rank eval:", {k: v for k, v in one.items() if not k.endswith(("_runtime", "_per_second"))})
+    if name in ("tp2", "t5_tp2"):
+        print(f"{ref} eval:", {k: v for k, v in one.items() if not k.endswith(("_runtime", "_per_second"))})
+# A tensor-parallel rank holds its slices: about half the parameters (positions, norms and the
+# row-parallel biases are whole on both ranks) and half the optimizer state.
+one, tp = measured(work, "one")[0], measured(work, "tp2")
+good = len(tp) == 2 and all(0.45 * one[1] <= o <= 0.6 * one[1] for _, o in tp.values())
+ok &= good
+print(f"tp2 memory per rank (parameters, optimizer state MiB): {tp}; one process: {one} -> {'ok' if good else 'BAD'}")
 sys.exit(0 if ok else 1)
 PY
-echo "PASS: BART seq2seq, 2 and 3 ranks and ZeRO-2 = 1 rank"
+echo "PASS: BART seq2seq, 2 and 3 ranks, ZeRO-2, tensor 2 and tensor 2 x data 2 = 1 rank; T5 tensor 2 = 1 rank"

@@ -47,6 +47,6 @@ const Architecture kBartArchitecture{"bart",
                                      parse_bart,
                                      make_bart<float>,
                                      make_bart<double>,
-                                     /*tensor_parallel=*/false};
+                                     /*tensor_parallel=*/true};
 
 }  // namespace strata

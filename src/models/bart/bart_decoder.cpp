@@ -62,10 +62,8 @@ const T* BartDecoder<T>::append(const int32_t* ids, int n) {
   for (int b = 0; b < B_; ++b) last_rows_[b] = b * n + n - 1;
   last_.resize(static_cast<size_t>(B_) * C);
   kernels::gather_rows(x, last_rows_.data(), last_.data(), B_, C);
-  logits_.resize(static_cast<size_t>(B_) * V);
-  const nn::LinearSpec lm{m_.shared_, m_.final_logits_bias_, C, V};
-  nn::linear_forward(lm, f, last_.data(), logits_.data(), B_);
-  return logits_.data();
+  m_.lm_head_forward(last_.data(), B_, logits_);
+  return m_.whole_vocabulary(logits_.data(), B_, whole_);
 }
 
 template <typename T>

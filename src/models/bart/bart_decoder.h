@@ -3,7 +3,9 @@
 // (one row that every decoder row shares), and keeps its self-attention keys and values per
 // row (nn/seq2seq_decode.h). A step runs the decoder on the new positions only; each row's last
 // position goes through the tied LM head with final_logits_bias. Gives the full forward's
-// logits up to the rounding of differently shaped products (tests/test_bart.cpp).
+// logits up to the rounding of differently shaped products (tests/test_bart.cpp). A
+// tensor-parallel model decodes through its split layers, and every rank of the group, fed the
+// same ids, gets the logits gathered over the whole vocabulary.
 #pragma once
 #include <vector>
 
@@ -30,7 +32,7 @@ class BartDecoder final : public CausalDecoder<T> {
   nn::AttentionSublayerSaved<T> self_step_, cross_step_;
   nn::FfnSublayerSaved<T> ffn_;
   nn::Seq2SeqScratch<T> scratch_;
-  Buffer<T> tmp_, last_, logits_;
+  Buffer<T> tmp_, last_, logits_, whole_;  // logits_: this rank's vocabulary columns; whole_: all (split)
   std::vector<int32_t> last_rows_;
 };
 

@@ -33,13 +33,14 @@ nn::AttentionSublayerSpec BartModel<T>::add_attention(const std::string& p, cons
   const ModelConfig& c = this->cfg_;
   const int C = c.hidden_size;
   nn::AttentionSublayerSpec s{};
-  // HF's BartAttention order: k_proj, v_proj, q_proj, out_proj
-  s.k = this->add_linear(p + ".k_proj", C, C);
-  s.v = this->add_linear(p + ".v_proj", C, C);
-  s.q = this->add_linear(p + ".q_proj", C, C);
-  s.out = this->add_linear(p + ".out_proj", C, C);
+  // HF's BartAttention order: k_proj, v_proj, q_proj, out_proj; the first three column-parallel
+  // (this rank's heads), out_proj row-parallel
+  s.k = this->add_split_linear(p + ".k_proj", C, C, /*column=*/true);
+  s.v = this->add_split_linear(p + ".v_proj", C, C, /*column=*/true);
+  s.q = this->add_split_linear(p + ".q_proj", C, C, /*column=*/true);
+  s.out = this->add_split_linear(p + ".out_proj", C, C, /*column=*/false);
   s.ln = this->add_layernorm(ln, C, c.layer_norm_eps);
-  s.num_heads = heads;
+  s.num_heads = heads / c.tensor_split.degree;
   s.causal = causal;
   s.attn_dropout = c.attention_dropout;
   s.dropout = c.hidden_dropout;
@@ -51,8 +52,8 @@ template <typename T>
 nn::FfnSublayerSpec BartModel<T>::add_ffn(const std::string& p, int F, uint64_t stream) {
   const ModelConfig& c = this->cfg_;
   nn::FfnSublayerSpec s{};
-  s.fc1 = this->add_linear(p + "fc1", c.hidden_size, F);
-  s.fc2 = this->add_linear(p + "fc2", F, c.hidden_size);
+  s.fc1 = this->add_split_linear(p + "fc1", c.hidden_size, F, /*column=*/true);
+  s.fc2 = this->add_split_linear(p + "fc2", F, c.hidden_size, /*column=*/false);
   s.ln = this->add_layernorm(p + "final_layer_norm", c.hidden_size, c.layer_norm_eps);
   s.act = c.act;
   s.act_dropout = bart_.activation_dropout;
@@ -65,14 +66,20 @@ template <typename T>
 void BartModel<T>::build() {
   const ModelConfig& c = this->cfg_;
   const int C = c.hidden_size, Le = bart_.encoder_layers, Ld = bart_.decoder_layers;
-  if (c.tensor_split.split()) fail("BART has no tensor-parallel layers");
+  check_equal_shares(c.tensor_split, c.architecture(),
+                     {{"encoder_attention_heads", bart_.encoder_heads},
+                      {"decoder_attention_heads", bart_.decoder_heads},
+                      {"encoder_ffn_dim", bart_.encoder_ffn},
+                      {"decoder_ffn_dim", bart_.decoder_ffn},
+                      {"vocab_size", c.vocab_size}});
   const std::string base = c.task == Task::Base ? "" : c.base_prefix();
   size_t first_entry = 0;
   auto close_unit = [&] { unit_params_.push_back(this->entries_since(first_entry)); };
   // Positions are looked up at t + 2 (HF's offset), so the tables have 2 rows more; neither has
   // a padding row. The shared token table has pad_token_id's (no gradient, zero at init).
   const int positions = c.max_position_embeddings + 2;
-  shared_ = this->add_embedding(base + "shared", c.vocab_size, C, c.pad_token_id);
+  vocab_ = this->vocab_slice();
+  shared_ = this->add_embedding(base + "shared", c.vocab_size, C, c.pad_token_id, Model<T>::TableSplit::Rows);
   enc_emb_.positions = this->add_embedding(base + "encoder.embed_positions", positions, C, -1);
   enc_emb_.ln = this->add_layernorm(base + "encoder.layernorm_embedding", C, c.layer_norm_eps);
   enc_emb_.stream = kEncoderEmbeddingStream;
@@ -105,7 +112,8 @@ void BartModel<T>::build() {
   switch (c.task) {
     case Task::Base: break;
     case Task::Seq2SeqLM:
-      final_logits_bias_ = this->add_param("final_logits_bias", {1, c.vocab_size}, /*no_decay=*/true, Init::Zero);
+      final_logits_bias_ =
+          this->add_split_param("final_logits_bias", {1, c.vocab_size}, /*no_decay=*/true, Init::Zero, /*split_dim=*/1);
       // HF's checkpoints hold model.shared.weight; the per-stack and lm_head names are tied to it
       this->aliases_ = {{"lm_head.weight", base + "shared.weight"},
                         {base + "encoder.embed_tokens.weight", base + "shared.weight"},
@@ -148,7 +156,7 @@ void BartModel<T>::embed(const BartEmbeddingSpec& e, const std::vector<int32_t>&
   for (Buffer<T>* b : {&s.sum, &s.out}) b->resize(NC);
   for (Buffer<T>* b : {&s.mean, &s.rstd}) b->resize(N);
   s.sum.zero();
-  kernels::embedding_forward(ids.data(), f.p + shared_, s.sum.data(), N, C);
+  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), ids.data(), f.p + shared_, s.sum.data(), N, C);
   if (embed_scale_ != T(1)) kernels::scale(s.sum.data(), NC, embed_scale_);
   kernels::embedding_forward(s.position_ids.data(), f.p + e.positions, s.sum.data(), N, C);
   nn::layernorm_forward(e.ln, f, s.sum.data(), s.out.data(), s.mean.data(), s.rstd.data(), N);
@@ -165,7 +173,8 @@ void BartModel<T>::embed_backward(const BartEmbeddingSpec& e, nn::Flat<T> f, int
   nn::layernorm_backward(e.ln, f, s.sum.data(), s.mean.data(), s.rstd.data(), d, d_sum, N);
   kernels::embedding_backward(s.position_ids.data(), d_sum, f.g + e.positions, N, C, -1);
   if (embed_scale_ != T(1)) kernels::scale(d_sum, NC, embed_scale_);
-  kernels::embedding_backward(s.ids.data(), d_sum, f.g + shared_, N, C, this->cfg_.pad_token_id);
+  nn::vocab_parallel_embedding_backward(vocab_, s.ids.data(), d_sum, f.g + shared_, N, C, s.local_ids,
+                                        this->cfg_.pad_token_id);
 }
 
 template <typename T>
@@ -175,12 +184,12 @@ const T* BartModel<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
   const int N = b.B * s.Td, C = c.hidden_size;
   switch (c.task) {
     case Task::Base: return h;
-    case Task::Seq2SeqLM: {
-      s.logits.resize(static_cast<size_t>(N) * c.vocab_size);
-      const nn::LinearSpec lm{shared_, final_logits_bias_, C, c.vocab_size};
-      nn::linear_forward(lm, f, h, s.logits.data(), N);
+    case Task::Seq2SeqLM:
+      lm_head_forward(h, N, s.logits);
+      // Training never gathers the vocabulary-parallel logits; an inference pass (dropout off)
+      // does, for the outputs evaluation reads.
+      if (!drop.active) this->whole_vocabulary(s.logits.data(), N, s.gathered_logits);
       return s.logits.data();
-    }
     case Task::SequenceClassification: {
       // HF: every row must hold the same number (>= 1) of eos tokens; the decoder's state at the
       // last one is the sentence representation
@@ -207,6 +216,13 @@ const T* BartModel<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
     default: break;
   }
   fail("a ", c.architecture(), " has no task head to run");
+}
+
+template <typename T>
+void BartModel<T>::lm_head_forward(const T* h, int N, Buffer<T>& logits) const {
+  logits.resize(static_cast<size_t>(N) * vocab_.rows);
+  const nn::LinearSpec lm{shared_, final_logits_bias_, this->cfg_.hidden_size, vocab_.rows};
+  nn::linear_forward(lm, this->flat_for_forward(), h, logits.data(), N);
 }
 
 template <typename T>
@@ -281,7 +297,11 @@ LossResult BartModel<T>::loss(const Batch& b, ModelState& state, double norm) co
       if (b.labels.size() != static_cast<size_t>(N))
         fail(c.architecture(), " loss: the batch needs labels [", b.B, " x ", s.Td, "] (the decoder's length)");
       // labels are not shifted for the loss: decoder position t predicts labels[t]
-      s.dlogits.resize(static_cast<size_t>(N) * c.vocab_size);
+      s.dlogits.resize(static_cast<size_t>(N) * vocab_.rows);
+      if (this->tp_group())
+        return {nn::vocab_parallel_cross_entropy(vocab_, this->tp_group(), s.logits.data(), b.labels.data(),
+                                                 s.dlogits.data(), N, norm, s.ce),
+                norm};
       return {kernels::cross_entropy(s.logits.data(), b.labels.data(), s.dlogits.data(), N, c.vocab_size, norm), norm};
     }
     case Task::SequenceClassification:
@@ -296,7 +316,8 @@ std::vector<HeadOutput<T>> BartModel<T>::head_outputs(const Batch& b, const Mode
   const auto& s = static_cast<const BartState<T>&>(state);
   const ModelConfig& c = this->cfg_;
   switch (c.task) {
-    case Task::Seq2SeqLM: return {{"logits", {b.B, s.Td, c.vocab_size}, s.logits.data()}};
+    case Task::Seq2SeqLM:
+      return {{"logits", {b.B, s.Td, c.vocab_size}, this->tp_group() ? s.gathered_logits.data() : s.logits.data()}};
     case Task::SequenceClassification: return {{"logits", {b.B, c.num_labels}, s.classifier.logits.data()}};
     default: return {};
   }
@@ -320,8 +341,9 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
   switch (c.task) {
     case Task::Seq2SeqLM: {
       // the bias is HF's final_logits_bias buffer: no gradient
-      const nn::LinearSpec lm{shared_, nn::LinearSpec::kNoBias, C, c.vocab_size};
+      const nn::LinearSpec lm{shared_, nn::LinearSpec::kNoBias, C, vocab_.rows};
       nn::linear_backward(lm, f, dec_out, s.dlogits.data(), s.d_dec.data(), Nd);
+      nn::tp_sum(f.tp, s.d_dec.data(), NdC);  // each rank's vocabulary columns' share
       break;
     }
     case Task::SequenceClassification: {
@@ -375,20 +397,21 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
 template <typename T>
 typename Model<T>::ActivationTerms BartModel<T>::activation_terms(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
-  const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size;
+  const size_t N = static_cast<size_t>(B) * T_, C = c.hidden_size, P = static_cast<size_t>(c.tensor_split.degree);
   // both stacks' embeddings (LN input and output, statistics) and the head
   size_t outside = 2 * (2 * N * C + 2 * N);
   switch (c.task) {
-    case Task::Seq2SeqLM: outside += N * static_cast<size_t>(c.vocab_size); break;
+    case Task::Seq2SeqLM: outside += N * static_cast<size_t>(vocab_.rows); break;
     case Task::SequenceClassification: outside += static_cast<size_t>(B) * (4 * C + c.num_labels); break;
     default: break;
   }
   // per block the larger, a decoder layer: two attention sublayers (q, k, v, ctx, LN input,
   // statistics, output, probabilities) and the FFN (pre-activation, LN input, statistics, output);
-  // the block's output is the next one's input (boundary)
-  const size_t heads = static_cast<size_t>(std::max(bart_.encoder_heads, bart_.decoder_heads));
-  const size_t F = static_cast<size_t>(std::max(bart_.encoder_ffn, bart_.decoder_ffn));
-  const size_t attn = 6 * N * C + 2 * N + static_cast<size_t>(B) * heads * T_ * T_;
+  // the block's output is the next one's input (boundary). A tensor-parallel rank keeps its
+  // heads' q, k, v, ctx and probabilities and its share of the FFN's width.
+  const size_t heads = static_cast<size_t>(std::max(bart_.encoder_heads, bart_.decoder_heads)) / P;
+  const size_t F = static_cast<size_t>(std::max(bart_.encoder_ffn, bart_.decoder_ffn)) / P;
+  const size_t attn = 2 * N * C + 4 * N * C / P + 2 * N + static_cast<size_t>(B) * heads * T_ * T_;
   const size_t ffn = N * F + 2 * N * C + 2 * N;
   return {outside, 2 * attn + ffn - N * C, N * C, num_blocks()};
 }
@@ -396,8 +419,9 @@ typename Model<T>::ActivationTerms BartModel<T>::activation_terms(int B, int T_)
 template <typename T>
 size_t BartModel<T>::scratch_values(int B, int T_) const {
   const size_t N = static_cast<size_t>(B) * T_, C = this->cfg_.hidden_size;
-  const size_t heads = static_cast<size_t>(std::max(bart_.encoder_heads, bart_.decoder_heads));
-  const size_t F = static_cast<size_t>(std::max(bart_.encoder_ffn, bart_.decoder_ffn));
+  const size_t P = static_cast<size_t>(this->cfg_.tensor_split.degree);  // a rank's share of heads and FFN
+  const size_t heads = static_cast<size_t>(std::max(bart_.encoder_heads, bart_.decoder_heads)) / P;
+  const size_t F = static_cast<size_t>(std::max(bart_.encoder_ffn, bart_.decoder_ffn)) / P;
   return 2 * static_cast<size_t>(B) * heads * T_ * T_  // probabilities, dropped and their gradient
          + 6 * N * C + 2 * N * F                        // the sublayers' gradients
          + 4 * N * C                                    // d_dec, d_dec_next, d_enc, d_enc_next
@@ -408,7 +432,7 @@ template <typename T>
 size_t BartModel<T>::loss_values(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
   switch (c.task) {
-    case Task::Seq2SeqLM: return static_cast<size_t>(B) * T_ * c.vocab_size;
+    case Task::Seq2SeqLM: return static_cast<size_t>(B) * T_ * vocab_.rows;
     case Task::SequenceClassification: return static_cast<size_t>(B) * c.num_labels;
     default: return 0;
   }

@@ -13,6 +13,12 @@
 //
 // final_logits_bias is a buffer in HF, not a parameter: it is in the table (checkpoints carry
 // it) with no_decay set, and backward never gives it a gradient, so AdamW leaves it as it is.
+//
+// Tensor parallelism (Megatron-style, docs/parallelism.md): every attention (self and cross) is
+// split by heads and every FFN by its width, as nn/seq2seq_layer.h says; the shared table is
+// vocabulary-parallel for the lookups and the tied LM head, final_logits_bias split with the
+// vocabulary, the loss vocabulary-parallel; positions, layer norms and the classification head
+// are whole on every rank.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -21,6 +27,7 @@
 #include "models/model.h"
 #include "nn/heads.h"
 #include "nn/seq2seq_layer.h"
+#include "nn/vocab_parallel.h"
 
 namespace strata {
 
@@ -43,6 +50,7 @@ struct BartEmbeddingSpec {
 template <typename T>
 struct BartEmbeddingSaved {
   std::vector<int32_t> ids, position_ids;
+  std::vector<int32_t> local_ids;  // backward's scratch: the ids as rows of this rank's table slice
   Buffer<T> sum, mean, rstd, out;  // LN input, statistics, output after dropout
 };
 
@@ -63,7 +71,9 @@ struct BartState : ModelState {
   std::vector<int32_t> pooled_rows;  // sequence classification: row r * Td + the position of r's last eos
   Buffer<T> pooled;               // [B, C]
   nn::ClassifierHeadSaved<T> classifier;
-  Buffer<T> logits, dlogits;
+  Buffer<T> logits, dlogits;  // LM: this rank's vocabulary columns under tensor parallelism
+  Buffer<T> gathered_logits;  // ... and every rank's, gathered by an inference pass for head_outputs
+  nn::VocabParallelCeScratch<T> ce;
   nn::Seq2SeqScratch<T> scratch;
   Buffer<T> d_dec, d_dec_next, d_enc, d_enc_next, d_pooled, d_emb;
 };
@@ -108,10 +118,14 @@ class BartModel final : public Model<T> {
   void embed_backward(const BartEmbeddingSpec& e, nn::Flat<T> f, int B, int T_, const nn::DropoutCtx& drop,
                       BartEmbeddingSaved<T>& s, T* d) const;
   const T* head_forward(const Batch& b, const nn::DropoutCtx& drop, const T* h, BartState<T>& s) const;
+  // The LM head over N rows of the decoder's output h: the tied shared table and
+  // final_logits_bias, this rank's vocabulary columns into `logits` [N, V/P].
+  void lm_head_forward(const T* h, int N, Buffer<T>& logits) const;
 
   BartConfig bart_;
   T embed_scale_;
   size_t shared_ = 0;
+  nn::VocabSlice vocab_;  // this rank's rows of the shared table (all of them unsplit)
   BartEmbeddingSpec enc_emb_{}, dec_emb_{};
   std::vector<BartEncoderLayerSpec> enc_;
   std::vector<BartDecoderLayerSpec> dec_;

@@ -49,6 +49,6 @@ const Architecture kT5Architecture{"t5",
                                    parse_t5,
                                    make_t5<float>,
                                    make_t5<double>,
-                                   /*tensor_parallel=*/false};
+                                   /*tensor_parallel=*/true};
 
 }  // namespace strata

@@ -64,7 +64,8 @@ const T* T5Decoder<T>::append(const int32_t* ids, int n) {
   last_hidden_.resize(static_cast<size_t>(B_) * C);
   kernels::gather_rows(x, last_rows_.data(), last_hidden_.data(), B_, C);
   m_.finish(m_.dec_stack_, last_hidden_.data(), B_, off, last_);
-  return m_.lm_head_forward(last_.out.data(), B_, scaled_, logits_);
+  const T* logits = m_.lm_head_forward(last_.out.data(), B_, scaled_, logits_);
+  return m_.whole_vocabulary(logits, B_, whole_);
 }
 
 template <typename T>

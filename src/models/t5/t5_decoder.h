@@ -6,7 +6,8 @@
 // every block adds, as in the full forward); cross-attention has no bias, and no score is scaled.
 // Each row's last position goes through final_layer_norm and the LM head (tied and scaled by
 // d_model^-0.5, or lm_head of its own). Gives the full forward's logits up to the rounding of
-// differently shaped products (tests/test_t5.cpp).
+// differently shaped products (tests/test_t5.cpp). A tensor-parallel model decodes through its
+// split layers, every rank of the group fed the same ids and given the gathered logits.
 #pragma once
 #include <vector>
 
@@ -35,6 +36,7 @@ class T5Decoder final : public CausalDecoder<T> {
   nn::FfnSublayerSaved<T> ffn_;
   nn::Seq2SeqScratch<T> scratch_;
   Buffer<T> tmp_, last_hidden_, scaled_, logits_;
+  Buffer<T> whole_;  // tensor parallelism: the logits of every rank's vocabulary columns
   std::vector<int32_t> last_rows_;
 };
 

@@ -34,12 +34,13 @@ nn::AttentionSublayerSpec T5Model<T>::add_attention(const std::string& p, bool c
   const int C = t5_.d_model, I = t5_.num_heads * t5_.d_kv;
   const double factor = t5_.initializer_factor;
   nn::AttentionSublayerSpec s{};
-  s.q = this->add_linear(p + ".q", C, I, false, factor * std::pow(static_cast<double>(C) * t5_.d_kv, -0.5));
-  s.k = this->add_linear(p + ".k", C, I, false, factor * std::pow(C, -0.5));
-  s.v = this->add_linear(p + ".v", C, I, false, factor * std::pow(C, -0.5));
-  s.out = this->add_linear(p + ".o", I, C, false, factor * std::pow(I, -0.5));
+  // q, k, v column-parallel (this rank's heads), o row-parallel
+  s.q = this->add_split_linear(p + ".q", C, I, true, false, factor * std::pow(static_cast<double>(C) * t5_.d_kv, -0.5));
+  s.k = this->add_split_linear(p + ".k", C, I, true, false, factor * std::pow(C, -0.5));
+  s.v = this->add_split_linear(p + ".v", C, I, true, false, factor * std::pow(C, -0.5));
+  s.out = this->add_split_linear(p + ".o", I, C, false, false, factor * std::pow(I, -0.5));
   s.norm = nn::SublayerNorm::PreRmsNorm;
-  s.num_heads = t5_.num_heads;
+  s.num_heads = heads();
   s.causal = causal;
   s.scale_scores = false;
   s.attn_dropout = t5_.dropout_rate;
@@ -57,9 +58,10 @@ nn::FfnSublayerSpec T5Model<T>::add_ffn(const std::string& p, uint64_t stream) {
   const std::string d = p + "DenseReluDense.";
   nn::FfnSublayerSpec s{};
   s.gated = t5_.gated;
-  s.fc1 = this->add_linear(d + (s.gated ? "wi_0" : "wi"), C, F, false, factor * std::pow(C, -0.5));
-  if (s.gated) s.gate = this->add_linear(d + "wi_1", C, F, false, factor * std::pow(C, -0.5));
-  s.fc2 = this->add_linear(d + "wo", F, C, false, factor * std::pow(F, -0.5));
+  // wi / wi_0 / wi_1 column-parallel, wo row-parallel
+  s.fc1 = this->add_split_linear(d + (s.gated ? "wi_0" : "wi"), C, F, true, false, factor * std::pow(C, -0.5));
+  if (s.gated) s.gate = this->add_split_linear(d + "wi_1", C, F, true, false, factor * std::pow(C, -0.5));
+  s.fc2 = this->add_split_linear(d + "wo", F, C, false, false, factor * std::pow(F, -0.5));
   s.norm = nn::SublayerNorm::PreRmsNorm;
   s.rms = this->add_rmsnorm(p + "layer_norm", C, t5_.layer_norm_epsilon, factor);
   s.act = c.act;
@@ -74,12 +76,14 @@ void T5Model<T>::build() {
   const ModelConfig& c = this->cfg_;
   const int C = t5_.d_model, Le = t5_.num_layers, Ld = t5_.num_decoder_layers;
   const double factor = t5_.initializer_factor;
-  if (c.tensor_split.split()) fail("T5 has no tensor-parallel layers");
+  check_equal_shares(c.tensor_split, c.architecture(),
+                     {{"num_heads", t5_.num_heads}, {"d_ff", t5_.d_ff}, {"vocab_size", c.vocab_size}});
   size_t first_entry = 0;
   auto close_unit = [&] { unit_params_.push_back(this->entries_since(first_entry)); };
   auto last_entry = [&] { return this->table_.entries().size() - 1; };
   // No padding row: HF's nn.Embedding(vocab_size, d_model) trains pad's row like any other.
-  shared_ = this->add_embedding("shared", c.vocab_size, C, -1, false, factor);
+  vocab_ = this->vocab_slice();
+  shared_ = this->add_embedding("shared", c.vocab_size, C, -1, Model<T>::TableSplit::Rows, factor);
   close_unit();
 
   auto add_stack = [&](const std::string& stack, int layers, bool decoder) {
@@ -92,10 +96,10 @@ void T5Model<T>::build() {
       const std::string p = stack + ".block." + std::to_string(i) + ".layer.";
       const uint64_t stream = kLayerStreamBase + 8 * static_cast<uint64_t>((decoder ? Le : 0) + i);
       nn::AttentionSublayerSpec self = add_attention(p + "0.SelfAttention", decoder, stream);
-      if (i == 0) {  // an nn.Embedding in HF, ~ N(0, factor d_model^-1/2)
+      if (i == 0) {  // an nn.Embedding in HF, ~ N(0, factor d_model^-1/2); a column per head
         st.relative_bias = this->add_embedding(p + "0.SelfAttention.relative_attention_bias",
-                                               t5_.relative_attention_num_buckets, t5_.num_heads, -1, false,
-                                               factor * std::pow(C, -0.5));
+                                               t5_.relative_attention_num_buckets, t5_.num_heads, -1,
+                                               Model<T>::TableSplit::Columns, factor * std::pow(C, -0.5));
         bias_entry = last_entry();
       }
       self.rms = this->add_rmsnorm(p + "0.layer_norm", C, t5_.layer_norm_epsilon, factor);
@@ -136,7 +140,7 @@ void T5Model<T>::build() {
         close_unit();
         unit_params_.back().push_back(0);
       } else {
-        lm_head_ = this->add_linear("lm_head", C, c.vocab_size, false, factor).w;
+        lm_head_ = this->add_split_linear("lm_head", C, c.vocab_size, /*column=*/true, false, factor).w;
         // A checkpoint whose head was tied to the shared table (transformers 5 ties them even for
         // an untied config it initialised itself) starts the separate head from that table.
         this->aliases_.push_back({"shared.weight", "lm_head.weight"});
@@ -158,12 +162,12 @@ std::unique_ptr<ModelState> T5Model<T>::make_state(const nn::ActivationPolicy& p
 template <typename T>
 void T5Model<T>::embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCtx& drop, T5StackSaved<T>& s,
                        int first_position) const {
-  const int N = B * T_, C = t5_.d_model, NH = t5_.num_heads, keys = first_position + T_;
+  const int N = B * T_, C = t5_.d_model, NH = heads(), keys = first_position + T_;
   const size_t NC = static_cast<size_t>(N) * C;
   const nn::Flat<T> f = this->flat_for_forward();
   s.emb.resize(NC);
   s.emb.zero();
-  kernels::embedding_forward(s.ids.data(), f.p + shared_, s.emb.data(), N, C);
+  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), s.ids.data(), f.p + shared_, s.emb.data(), N, C);
   kernels::dropout_forward(s.emb.data(), s.emb.data(), NC, drop.p(t5_.dropout_rate), drop.seed, st.embedding_stream);
   s.buckets = relative_position_buckets(T_, keys, st.bidirectional, t5_.relative_attention_num_buckets,
                                         t5_.relative_attention_max_distance, first_position);
@@ -192,12 +196,12 @@ void T5Model<T>::finish_backward(const T5StackSpec& st, nn::Flat<T> f, const T* 
 
 template <typename T>
 void T5Model<T>::embed_backward(const T5StackSpec& st, nn::Flat<T> f, int B, int T_, const nn::DropoutCtx& drop,
-                                const T5StackSaved<T>& s, T* d, const T* d_bias) const {
+                                T5StackSaved<T>& s, T* d, const T* d_bias) const {
   const int N = B * T_, C = t5_.d_model;
   kernels::dropout_backward(d, d, static_cast<size_t>(N) * C, drop.p(t5_.dropout_rate), drop.seed,
                             st.embedding_stream);
-  kernels::embedding_backward(s.ids.data(), d, f.g + shared_, N, C, -1);
-  kernels::embedding_backward(s.buckets.data(), d_bias, f.g + st.relative_bias, T_ * T_, t5_.num_heads, -1);
+  nn::vocab_parallel_embedding_backward(vocab_, s.ids.data(), d, f.g + shared_, N, C, s.local_ids);
+  kernels::embedding_backward(s.buckets.data(), d_bias, f.g + st.relative_bias, T_ * T_, heads(), -1);
 }
 
 template <typename T>
@@ -231,12 +235,16 @@ const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRan
   finish(dec_stack_, x, Nd, drop, s.dec_stack);
   if (c.task == Task::Base) return s.dec_stack.out.data();
 
-  return lm_head_forward(s.dec_stack.out.data(), Nd, s.scaled, s.logits);
+  const T* logits = lm_head_forward(s.dec_stack.out.data(), Nd, s.scaled, s.logits);
+  // Training never gathers the vocabulary-parallel logits; an inference pass (dropout off) does,
+  // for the outputs evaluation reads.
+  if (!drop.active) this->whole_vocabulary(logits, Nd, s.gathered_logits);
+  return logits;
 }
 
 template <typename T>
 const T* T5Model<T>::lm_head_forward(const T* h, int N, Buffer<T>& scaled, Buffer<T>& logits) const {
-  const int C = t5_.d_model, V = this->cfg_.vocab_size;
+  const int C = t5_.d_model, V = vocab_.rows;
   const size_t NC = static_cast<size_t>(N) * C;
   if (tied_lm_head()) {
     scaled.resize(NC);
@@ -293,7 +301,11 @@ LossResult T5Model<T>::loss(const Batch& b, ModelState& state, double norm) cons
   if (b.labels.size() != static_cast<size_t>(N))
     fail(c.architecture(), " loss: the batch needs labels [", b.B, " x ", s.Td, "] (the decoder's length)");
   // decoder position t predicts labels[t] (the decoder reads them shifted right)
-  s.dlogits.resize(static_cast<size_t>(N) * c.vocab_size);
+  s.dlogits.resize(static_cast<size_t>(N) * vocab_.rows);
+  if (this->tp_group())
+    return {nn::vocab_parallel_cross_entropy(vocab_, this->tp_group(), s.logits.data(), b.labels.data(),
+                                             s.dlogits.data(), N, norm, s.ce),
+            norm};
   return {kernels::cross_entropy(s.logits.data(), b.labels.data(), s.dlogits.data(), N, c.vocab_size, norm), norm};
 }
 
@@ -301,7 +313,8 @@ template <typename T>
 std::vector<HeadOutput<T>> T5Model<T>::head_outputs(const Batch& b, const ModelState& state) const {
   const auto& s = static_cast<const T5State<T>&>(state);
   const ModelConfig& c = this->cfg_;
-  if (c.task == Task::Seq2SeqLM) return {{"logits", {b.B, s.Td, c.vocab_size}, s.logits.data()}};
+  if (c.task == Task::Seq2SeqLM)
+    return {{"logits", {b.B, s.Td, c.vocab_size}, this->tp_group() ? s.gathered_logits.data() : s.logits.data()}};
   return {};
 }
 
@@ -314,15 +327,16 @@ const T* T5Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRa
     fail(c.architecture(), ": backward runs the whole model or its head alone (no pipeline stages)");
   auto& s = static_cast<T5State<T>&>(state);
   const nn::Flat<T> f = this->flat_for_backward(state);
-  const int B = b.B, T_ = b.T, N = B * T_, Td = s.Td, Nd = B * Td, C = t5_.d_model, NH = t5_.num_heads;
+  const int B = b.B, T_ = b.T, N = B * T_, Td = s.Td, Nd = B * Td, C = t5_.d_model, NH = heads();
   const size_t NdC = static_cast<size_t>(Nd) * C, NC = static_cast<size_t>(N) * C;
   const int32_t* mask = b.attention_mask.data();
   s.d_dec.resize(NdC);
   s.d_dec_next.resize(NdC);
   if (c.task == Task::Seq2SeqLM) {
     const T* h = tied_lm_head() ? s.scaled.data() : s.dec_stack.out.data();
-    nn::linear_backward(nn::LinearSpec{lm_head_, nn::LinearSpec::kNoBias, C, c.vocab_size}, f, h, s.dlogits.data(),
+    nn::linear_backward(nn::LinearSpec{lm_head_, nn::LinearSpec::kNoBias, C, vocab_.rows}, f, h, s.dlogits.data(),
                         s.d_dec.data(), Nd);
+    nn::tp_sum(f.tp, s.d_dec.data(), NdC);  // each rank's vocabulary columns' share
     if (tied_lm_head()) kernels::scale(s.d_dec.data(), NdC, dec_scale_);
   } else {
     if (!d_output) fail("backward needs a task head (", c.architecture(), " has none) or d_output");
@@ -377,14 +391,15 @@ const T* T5Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRa
 // position bias; the head's logits (and the tied head's scaled input). Per block the larger, a
 // decoder block: two attention sublayers (normed input, q, k, v, ctx, output, statistics,
 // probabilities) and the FFN (normed input, pre-activations, the gate's, output, statistics).
-// The block's output is the next one's input (boundary). With T the longer of the two lengths.
+// The block's output is the next one's input (boundary). With T the longer of the two lengths; a
+// tensor-parallel rank's share of the heads, the FFN's width and the vocabulary.
 template <typename T>
 typename Model<T>::ActivationTerms T5Model<T>::activation_terms(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
-  const size_t N = static_cast<size_t>(B) * T_, C = t5_.d_model, NH = t5_.num_heads;
-  const size_t I = NH * t5_.d_kv, F = t5_.d_ff;
+  const size_t N = static_cast<size_t>(B) * T_, C = t5_.d_model, NH = static_cast<size_t>(heads());
+  const size_t I = NH * t5_.d_kv, F = static_cast<size_t>(t5_.d_ff / c.tensor_split.degree);
   size_t outside = 2 * (2 * N * C + N + static_cast<size_t>(T_) * T_ * NH);
-  if (c.task == Task::Seq2SeqLM) outside += N * static_cast<size_t>(c.vocab_size) + (tied_lm_head() ? N * C : 0);
+  if (c.task == Task::Seq2SeqLM) outside += N * static_cast<size_t>(vocab_.rows) + (tied_lm_head() ? N * C : 0);
   const size_t attn = 2 * N * C + 4 * N * I + N + static_cast<size_t>(B) * NH * T_ * T_;
   const size_t ffn = 2 * N * C + (t5_.gated ? 2 : 1) * N * F + N;
   return {outside, 2 * attn + ffn - N * C, N * C, num_blocks()};
@@ -392,8 +407,8 @@ typename Model<T>::ActivationTerms T5Model<T>::activation_terms(int B, int T_) c
 
 template <typename T>
 size_t T5Model<T>::scratch_values(int B, int T_) const {
-  const size_t N = static_cast<size_t>(B) * T_, C = t5_.d_model, NH = t5_.num_heads;
-  const size_t W = std::max(C, NH * t5_.d_kv), F = t5_.d_ff;
+  const size_t N = static_cast<size_t>(B) * T_, C = t5_.d_model, NH = static_cast<size_t>(heads());
+  const size_t W = std::max(C, NH * t5_.d_kv), F = static_cast<size_t>(t5_.d_ff / this->cfg_.tensor_split.degree);
   return 2 * static_cast<size_t>(B) * NH * T_ * T_       // probabilities, dropped and their gradient
          + 6 * N * W + (t5_.gated ? 3 : 2) * N * F       // the sublayers' gradients
          + 4 * N * C                                     // d_dec, d_dec_next, d_enc, d_enc_next
@@ -404,7 +419,7 @@ size_t T5Model<T>::scratch_values(int B, int T_) const {
 template <typename T>
 size_t T5Model<T>::loss_values(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
-  return c.task == Task::Seq2SeqLM ? static_cast<size_t>(B) * T_ * c.vocab_size : 0;
+  return c.task == Task::Seq2SeqLM ? static_cast<size_t>(B) * T_ * vocab_.rows : 0;
 }
 
 template class T5Model<float>;

@@ -17,8 +17,13 @@
 // last one ends with the encoder's final_layer_norm), Le+1..Le+Ld the decoder blocks (the first
 // reads the decoder's embeddings; the last ends with its final_layer_norm), Le+Ld+1 the LM head.
 // The decoder reads the encoder's output besides the hidden state, so a range must cover the
-// whole model (or, in backward, the head alone); pipeline stages, tensor parallelism and
-// activation checkpointing / offloading are refused, as for BART.
+// whole model (or, in backward, the head alone); pipeline stages and activation checkpointing /
+// offloading are refused, as for BART.
+//
+// Tensor parallelism (Megatron-style, docs/parallelism.md): every attention is split by heads and
+// every FFN by d_ff (nn/seq2seq_layer.h), relative_attention_bias by its head columns, the shared
+// table vocabulary-parallel for the lookups (and the tied head), an untied lm_head by the same
+// vocabulary rows, the loss vocabulary-parallel; the RMS norms are whole on every rank.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -26,6 +31,7 @@
 #include "models/model.h"
 #include "models/t5/t5_config.h"
 #include "nn/seq2seq_layer.h"
+#include "nn/vocab_parallel.h"
 
 namespace strata {
 
@@ -50,9 +56,10 @@ struct T5StackSpec {
 template <typename T>
 struct T5StackSaved {
   std::vector<int32_t> ids;      // token ids [B*T] (the decoder's: models/decoder_inputs.h)
+  std::vector<int32_t> local_ids;  // backward's scratch: the ids as rows of this rank's table slice
   Buffer<T> emb;                 // embeddings after dropout [B*T, C]
   std::vector<int32_t> buckets;  // [T*T]
-  Buffer<T> bias;                // [T*T, NH]
+  Buffer<T> bias;                // [T*T, NH] (this rank's heads)
   Buffer<T> final_rstd, out;     // final_layer_norm's statistics, its output after dropout [B*T, C]
 };
 
@@ -71,7 +78,9 @@ struct T5State : ModelState {
   std::vector<Dec> dec;
   int Td = 0;         // decoder length
   Buffer<T> scaled;   // tied head: the decoder's output times d_model^-0.5 [B*Td, C]
-  Buffer<T> logits, dlogits;
+  Buffer<T> logits, dlogits;  // this rank's vocabulary columns under tensor parallelism
+  Buffer<T> gathered_logits;  // ... and every rank's, gathered by an inference pass for head_outputs
+  nn::VocabParallelCeScratch<T> ce;
   nn::Seq2SeqScratch<T> scratch;
   Buffer<T> d_dec, d_dec_next, d_enc, d_enc_next, d_bias;
 };
@@ -118,19 +127,22 @@ class T5Model final : public Model<T> {
   const T* encode(const Batch& b, const nn::DropoutCtx& drop, T5State<T>& s) const;
   // final_layer_norm and dropout of the stack's last hidden state x.
   void finish(const T5StackSpec& st, const T* x, int N, const nn::DropoutCtx& drop, T5StackSaved<T>& s) const;
-  // The LM head over N rows of the decoder's output h (times d_model^-0.5 into `scaled` when tied).
+  // The LM head over N rows of the decoder's output h (times d_model^-0.5 into `scaled` when tied):
+  // this rank's vocabulary columns into `logits` [N, V/P], returned.
   const T* lm_head_forward(const T* h, int N, Buffer<T>& scaled, Buffer<T>& logits) const;
   // d = d(stack output) in, d(last hidden state) into d_next.
   void finish_backward(const T5StackSpec& st, nn::Flat<T> f, const T* x, int N, const nn::DropoutCtx& drop,
                        const T5StackSaved<T>& s, T* d, T* d_next) const;
   // d = d(embeddings after dropout); d_bias the summed gradient of the stack's position bias.
   void embed_backward(const T5StackSpec& st, nn::Flat<T> f, int B, int T_, const nn::DropoutCtx& drop,
-                      const T5StackSaved<T>& s, T* d, const T* d_bias) const;
+                      T5StackSaved<T>& s, T* d, const T* d_bias) const;
+  int heads() const { return t5_.num_heads / this->cfg_.tensor_split.degree; }  // on this rank
 
   T5Config t5_;
   T dec_scale_;  // d_model^-0.5 in T (HF multiplies by the Python float, rounded to the tensor's type)
   size_t shared_ = 0;
-  size_t lm_head_ = 0;  // untied head's weight (tied: shared_)
+  nn::VocabSlice vocab_;  // this rank's rows of the shared table and of an untied lm_head (all unsplit)
+  size_t lm_head_ = 0;    // untied head's weight (tied: shared_)
   T5StackSpec enc_stack_{}, dec_stack_{};
   std::vector<T5EncoderBlockSpec> enc_;
   std::vector<T5DecoderBlockSpec> dec_;
