@@ -2,8 +2,8 @@
 // group whose collectives add (or take the max of) the ranks' buffers in rank order. Checked:
 // the slices of a parameter put back give the whole tensor; vocabulary-parallel cross entropy
 // equals the unsplit loss and its gradient; a GPT-2 causal LM, a BERT masked LM, BART and T5
-// (relu with the tied head, gated-gelu with its own lm_head) conditional generation split over 2
-// and 3 ranks, with dropout on, give the unsplit loss, gradients (put back together),
+// (relu with the tied head, gated-gelu with its own lm_head) conditional generation and BART
+// sequence classification split over 2 and 3 ranks, with dropout on, give the unsplit loss, gradients (put back together),
 // evaluation logits, and identical gradients of the replicated parameters on every rank (fp64,
 // to rounding); BART's and T5's decoders (cached and recomputing) give every rank the unsplit
 // next-token logits; their memory estimates bound what a split rank's step holds; heads a degree
@@ -244,6 +244,26 @@ TEST(TensorParallelModels, BertSplitRanksReproduceTheWholeModel) { check_split_r
 
 TEST(TensorParallelModels, BartSplitRanksReproduceTheWholeModel) {
   check_split_reproduces_whole(bart_json(), seq2seq_batch);
+}
+
+// BART's classification head is whole on every rank, over the split decoder's state at each
+// row's eos (the last real token; no other).
+TEST(TensorParallelModels, BartSequenceClassificationSplitRanksReproduceTheWholeModel) {
+  nlohmann::json j = bart_json();
+  j["architectures"] = {"BartForSequenceClassification"};
+  j["num_labels"] = 3;
+  j["classifier_dropout"] = 0.1;
+  check_split_reproduces_whole(j, [](const ModelConfig& c) {
+    std::mt19937_64 rng(13);
+    return test::padded_batch(
+        c, 3, 9, rng, [](Batch& b, int, bool real, int id) {
+          if (real && id == 2) b.input_ids.back() = 5;
+        },
+        [&](Batch& b, int r, int len) {
+          b.input_ids[static_cast<size_t>(r) * b.T + len - 1] = 2;
+          b.labels.push_back(test::uniform_int(rng, 0, 3));
+        });
+  });
 }
 
 TEST(TensorParallelModels, T5SplitRanksReproduceTheWholeModel) {
