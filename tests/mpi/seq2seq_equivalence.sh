@@ -7,7 +7,8 @@
 # thread, so that the single process runs no replica threads, which draw masks of their own
 # micro-batches). Targets of their own
 # length; compared: every step's loss and gradient norm, the eval loss, the final parameters
-# (tests/mpi/equivalence.py; the saved model is the unsplit HF one), and the evaluation by
+# (tests/mpi/equivalence.py; the saved model is the unsplit HF one; tp 2's checkpoint at step 3,
+# resumed by one process, ends there too), and the evaluation by
 # generating (predict_with_generate): ROUGE and gen_len equal, the generated predictions
 # identical, whichever rank generated them (tensor-parallel ranks generate together through their
 # split cached decoder). A tensor-parallel rank holds about half the parameters.
@@ -78,12 +79,18 @@ run one 1 6 ""
 run dp2 2 3 ""
 run dp3 3 2 ""
 run zero2 2 3 "zero_stage: 2"
-run tp2 2 6 "tensor_parallel_degree: 2"
+run tp2 2 6 "tensor_parallel_degree: 2
+save_strategy: steps
+save_steps: 3"
+# tp2's checkpoint (the unsplit HF model and optimizer state) resumed by one process
+mkdir -p "$WORK/r_one" && cp -r "$WORK/tp2/checkpoint-3" "$WORK/r_one/"
+run r_one 1 6 "resume_from_checkpoint: latest"
 run tp2_dp2 4 3 "tensor_parallel_degree: 2"
 MODEL=$WORK/t5 run t5_one 1 6 "num_threads: 1"
 MODEL=$WORK/t5 run t5_tp2 2 6 "num_threads: 1
 tensor_parallel_degree: 2"
 grep -q "each layer split over 2 tensor-parallel ranks" "$WORK/tp2.log" || { echo "FAILED: no tensor banner"; exit 1; }
+grep -q "resumed from .*checkpoint-3 at step 3" "$WORK/r_one.log" || { echo "FAILED: no resume"; exit 1; }
 
 python3 - "$WORK" "$(dirname "$0")" <<'PY'
 import filecmp, json, sys
@@ -92,10 +99,10 @@ sys.path.insert(0, here)
 from equivalence import compare, measured_memory as measured
 # Tensor parallelism sums the row-parallel outputs, input gradients and the loss's exponentials
 # in another order.
-ok = compare(work, "one", ["dp2", "dp3", "zero2", "tp2", "tp2_dp2"])
+ok = compare(work, "one", ["dp2", "dp3", "zero2", "tp2", "tp2_dp2", "r_one"])
 ok &= compare(work, "t5_one", ["t5_tp2"])
 for ref, name in (("one", "dp2"), ("one", "dp3"), ("one", "zero2"), ("one", "tp2"), ("one", "tp2_dp2"),
-                  ("t5_one", "t5_tp2")):
+                  ("one", "r_one"), ("t5_one", "t5_tp2")):
     one = json.load(open(f"{work}/{ref}/eval_results.json"))
     got = json.load(open(f"{work}/{name}/eval_results.json"))
     for k in ("eval_rouge1", "eval_rouge2", "eval_rougeL", "eval_rougeLsum", "eval_gen_len"):
