@@ -35,7 +35,8 @@ const T* T5Decoder<T>::append(const int32_t* ids, int n) {
   const nn::Flat<T> f = m_.flat_for_forward();
   const nn::DropoutCtx off{false, 0};
   new_rows_.ids.assign(ids, ids + N);
-  m_.embed(m_.dec_stack_, B_, n, off, new_rows_, len_);
+  m_.embed(m_.dec_stack_, B_, n, off, new_rows_);
+  m_.position_bias(m_.dec_stack_, n, new_rows_, len_);
   const T* x = new_rows_.emb.data();
   for (size_t i = 0; i < m_.dec_.size(); ++i) {
     const T5DecoderBlockSpec& block = m_.dec_[i];
