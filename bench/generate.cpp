@@ -1,11 +1,15 @@
-// Greedy generation speed: GPT-2's KV-cache decoder against recomputing the whole prefix
-// through Model::infer at every token (the decoder `use_cache = false` runs), on the tiny
-// test-fixture shape and on GPT-2 124M (random init: speed does not depend on the weights).
-// One row, a prompt of P random tokens, then N new tokens, each fed back. Prints one table:
-// prefill time, decode speed (new tokens after the first) and end-to-end new tokens per
-// second, medians over the runs, and the cache's speedup over recompute in the same process.
+// Greedy generation speed: the KV-cache decoders against recomputing the whole prefix through
+// Model::infer at every token (the decoder `use_cache = false` runs), on GPT-2 (the tiny
+// test-fixture shape and 124M) and the encoder-decoders BART-base and t5-small (random init:
+// speed does not depend on the weights). One row, a prompt of P random tokens (an
+// encoder-decoder's source; its decoder starts from decoder_start_token_id), then N new tokens,
+// each fed back. Prints one table: prefill time (an encoder-decoder's includes running the
+// encoder and, cached, its cross-attention keys and values), decode speed (new tokens after the
+// first) and end-to-end new tokens per second, medians over the runs, and the cache's speedup
+// over recompute in the same process.
 //
-//   bench_generate [--threads 2] [--runs 3] [--prompt 32] [--new 64] [--only tiny|gpt2-124m]
+//   bench_generate [--threads 2] [--runs 3] [--prompt 32] [--new 64]
+//                  [--only tiny|gpt2-124m|bart-base|t5-small]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,11 +35,26 @@ using Clock = std::chrono::steady_clock;
 
 struct Shape {
   const char* name;
-  int vocab, positions, embd, layers, heads;
+  nlohmann::json config;  // config.json as HF writes it
 };
-constexpr Shape kShapes[] = {
-    {"tiny", 512, 128, 64, 2, 4},  // tests/fixtures/gpt2-causal-lm
-    {"gpt2-124m", 50257, 1024, 768, 12, 12},
+const Shape kShapes[] = {
+    {"tiny",  // tests/fixtures/gpt2-causal-lm
+     {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}}, {"vocab_size", 512}, {"n_positions", 128},
+      {"n_embd", 64}, {"n_layer", 2}, {"n_head", 4}}},
+    {"gpt2-124m",
+     {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}}, {"vocab_size", 50257}, {"n_positions", 1024},
+      {"n_embd", 768}, {"n_layer", 12}, {"n_head", 12}}},
+    {"bart-base",  // facebook/bart-base's shape
+     {{"model_type", "bart"}, {"architectures", {"BartForConditionalGeneration"}}, {"vocab_size", 50265},
+      {"d_model", 768}, {"encoder_layers", 6}, {"decoder_layers", 6}, {"encoder_attention_heads", 12},
+      {"decoder_attention_heads", 12}, {"encoder_ffn_dim", 3072}, {"decoder_ffn_dim", 3072},
+      {"max_position_embeddings", 1024}, {"pad_token_id", 1}, {"bos_token_id", 0}, {"eos_token_id", 2},
+      {"decoder_start_token_id", 2}}},
+    {"t5-small",  // google-t5/t5-small's shape
+     {{"model_type", "t5"}, {"architectures", {"T5ForConditionalGeneration"}}, {"vocab_size", 32128},
+      {"d_model", 512}, {"d_kv", 64}, {"d_ff", 2048}, {"num_heads", 8}, {"num_layers", 6},
+      {"num_decoder_layers", 6}, {"feed_forward_proj", "relu"}, {"pad_token_id", 0}, {"eos_token_id", 1},
+      {"decoder_start_token_id", 0}}},
 };
 
 struct Timing {
@@ -44,19 +63,25 @@ struct Timing {
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-// One greedy generation; returns its timings and appends its tokens to `tokens`.
-Timing run_once(CausalDecoder<float>& dec, const std::vector<int32_t>& prompt, int new_tokens, int vocab,
+// One greedy generation; returns its timings and appends its tokens to `tokens`. A causal LM
+// continues the prompt; an encoder-decoder reads it as the source (its decoder, made here, runs
+// the encoder) and decodes from `start`.
+Timing run_once(const Model<float>& model, bool cache, const std::vector<int32_t>& prompt, int new_tokens,
                 std::vector<int32_t>& tokens) {
-  const int P = static_cast<int>(prompt.size());
-  dec.reset(1, P + new_tokens);
+  const bool seq2seq = model.config().task == Task::Seq2SeqLM;
+  const std::vector<int32_t> first =
+      seq2seq ? std::vector<int32_t>{model.config().raw.at("decoder_start_token_id").get<int32_t>()} : prompt;
   auto t = Clock::now();
-  const float* logits = dec.append(prompt.data(), P);
+  const auto dec = seq2seq ? make_seq2seq_decoder(model, prompt, cache) : make_causal_decoder(model, cache);
+  dec->reset(1, static_cast<int>(first.size()) + new_tokens);
+  const float* logits = dec->append(first.data(), static_cast<int>(first.size()));
   Timing r{ms_since(t), 0};
   t = Clock::now();
+  const int vocab = model.config().vocab_size;
   for (int i = 0; i < new_tokens; ++i) {
     const int32_t next = gen::argmax(logits, vocab);
     tokens.push_back(next);
-    if (i + 1 < new_tokens) logits = dec.append(&next, 1);
+    if (i + 1 < new_tokens) logits = dec->append(&next, 1);
   }
   r.decode_ms = ms_since(t);
   return r;
@@ -90,25 +115,22 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const Shape& s : kShapes) {
     if (!only.empty() && only != s.name) continue;
-    const nlohmann::json j = {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}},
-                              {"vocab_size", s.vocab}, {"n_positions", s.positions}, {"n_embd", s.embd},
-                              {"n_layer", s.layers},   {"n_head", s.heads}};
-    const std::unique_ptr<Model<float>> model = make_model<float>(parse_model_config(j, s.name));
+    const std::unique_ptr<Model<float>> model = make_model<float>(parse_model_config(s.config, s.name));
     model->init_weights(0);
+    const int vocab = model->config().vocab_size;
     const CounterRng rng(1, 0);
     std::vector<int32_t> prompt;
-    for (int i = 0; i < P; ++i) prompt.push_back(static_cast<int32_t>(rng.bits(static_cast<uint64_t>(i)) % s.vocab));
+    for (int i = 0; i < P; ++i) prompt.push_back(static_cast<int32_t>(rng.bits(static_cast<uint64_t>(i)) % vocab));
 
     double cached_e2e = 0;
     std::vector<int32_t> cached_tokens;
     for (bool cache : {true, false}) {
-      const auto dec = make_causal_decoder(*model, cache);
       std::vector<double> prefill, decode, e2e;
       std::vector<int32_t> tokens;
-      run_once(*dec, prompt, N, s.vocab, tokens);  // warm-up: buffers, library code paths
+      run_once(*model, cache, prompt, N, tokens);  // warm-up: library code paths
       for (int r = 0; r < runs; ++r) {
         tokens.clear();
-        const Timing t = run_once(*dec, prompt, N, s.vocab, tokens);
+        const Timing t = run_once(*model, cache, prompt, N, tokens);
         prefill.push_back(t.prefill_ms);
         decode.push_back(t.decode_ms / (N - 1));
         e2e.push_back(N / ((t.prefill_ms + t.decode_ms) * 1e-3));

@@ -3,19 +3,23 @@
 // gradient and the parameters after 3 AdamW steps are bit for bit those of the plain run, for
 // checkpointing every block and every 2nd block, offloading, and both; also when the model
 // runs as two unit ranges (pipeline stages) with their own states. Plus the estimate's
-// bookkeeping (block_footprint) and the offload pool's errors.
+// bookkeeping (block_footprint, also against what an encoder-decoder's two stacks hold) and
+// the offload pool's errors.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "models/bart/bart_model.h"
 #include "models/batch_checks.h"
 #include "models/memory_estimate.h"
 #include "models/registry.h"
+#include "models/t5/t5_model.h"
 #include "tensor/file_pool.h"
 #include "test_util_fs.h"
 #include "test_util_model.h"
@@ -28,12 +32,25 @@ using nlohmann::json;
 using test::uniform_int;
 
 // Five blocks (ALBERT: three repeats of a shared group of two layers, six applications), so
-// that with offloading three records go through the pool and two stay in the ring.
+// that with offloading three records go through the pool and two stay in the ring; BART and
+// T5 (v1.1's gated FFN, untied head) three in each stack, which keeps its blocks apart.
 json tiny_json(const std::string& arch) {
   const json common = {{"vocab_size", 29}, {"max_position_embeddings", 16}, {"initializer_range", 0.2},
                        {"pad_token_id", 0}};
   json j = common;
-  if (arch == "gpt2") {
+  if (arch == "bart") {
+    j.update({{"model_type", "bart"}, {"architectures", {"BartForConditionalGeneration"}}, {"d_model", 8},
+              {"encoder_layers", 3}, {"decoder_layers", 3}, {"encoder_attention_heads", 2},
+              {"decoder_attention_heads", 1}, {"encoder_ffn_dim", 12}, {"decoder_ffn_dim", 10}, {"dropout", 0.1},
+              {"attention_dropout", 0.1}, {"activation_dropout", 0.1}, {"init_std", 0.2},
+              {"decoder_start_token_id", 2}});
+  } else if (arch == "t5") {
+    j.update({{"model_type", "t5"}, {"architectures", {"T5ForConditionalGeneration"}}, {"d_model", 8}, {"d_kv", 3},
+              {"d_ff", 10}, {"num_heads", 2}, {"num_layers", 3}, {"num_decoder_layers", 3},
+              {"relative_attention_num_buckets", 8}, {"relative_attention_max_distance", 6}, {"dropout_rate", 0.1},
+              {"feed_forward_proj", "gated-gelu"}, {"tie_word_embeddings", false}, {"initializer_factor", 0.5},
+              {"decoder_start_token_id", 0}});
+  } else if (arch == "gpt2") {
     j.update({{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}}, {"n_positions", 16}, {"n_embd", 8},
               {"n_layer", 5}, {"n_head", 2}, {"resid_pdrop", 0.1}, {"embd_pdrop", 0.1}, {"attn_pdrop", 0.1}});
   } else if (arch == "distilbert") {
@@ -56,7 +73,8 @@ json tiny_json(const std::string& arch) {
   return j;
 }
 
-Batch make_batch(const ModelConfig& c, uint64_t seed) {
+// 3 rows of 9 tokens; sequence to sequence: targets Td long (odd rows shorter, -100 after).
+Batch make_batch(const ModelConfig& c, uint64_t seed, int Td = 5) {
   std::mt19937_64 rng(seed);
   const bool per_token = c.task == Task::MaskedLM || c.task == Task::PreTraining || c.task == Task::CausalLM ||
                          c.task == Task::TokenClassification;
@@ -69,6 +87,10 @@ Batch make_batch(const ModelConfig& c, uint64_t seed) {
       [&](Batch& out, int r, int) {
         if (c.task == Task::SequenceClassification) out.labels.push_back(uniform_int(rng, 0, c.num_labels));
         if (c.task == Task::PreTraining) out.sentence_order_label.push_back(r % 2);
+        if (c.task != Task::Seq2SeqLM) return;
+        out.Td = Td;
+        const int len = Td - (r % 2) * Td / 3;
+        for (int t = 0; t < Td; ++t) out.labels.push_back(t < len ? uniform_int(rng, 0, classes) : -100);
       });
   check_batch(c, b, "generated batch");
   return b;
@@ -155,10 +177,13 @@ TEST_P(ActivationPolicies, TwoStagesWithTheirOwnStatesTrainBitIdentically) {
   // Units [0, 3) and [3, end): each stage checkpoints and offloads over its own blocks.
   expect_identical(train(GetParam(), policy(2, true), 3), plain);
   expect_identical(train(GetParam(), policy(1, false), 3), plain);
+  // ... and cut before the last block (an encoder-decoder's boundary on the decoder's side).
+  const int last = make_model<float>(parse_model_config(tiny_json(GetParam()), "config"))->num_blocks();
+  expect_identical(train(GetParam(), policy(2, true), last), plain);
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, ActivationPolicies,
-                         testing::Values("bert", "roberta", "distilbert", "albert", "gpt2"),
+                         testing::Values("bert", "roberta", "distilbert", "albert", "gpt2", "bart", "t5"),
                          [](const auto& info) { return info.param; });
 
 TEST(ActivationPolicies, DropoutMasksDifferPerStepSoTheComparisonHasTeeth) {
@@ -192,6 +217,43 @@ TEST(ActivationFootprint, CountsWhatEachPolicyHolds) {
   EXPECT_EQ(f(0, true).inference, 2 * B);
   // A range past the first block: its first record reads the caller's input.
   EXPECT_EQ(nn::block_footprint(policy(0, false), 3, 5, S, B).resident, 3 * B + 2 * S);
+}
+
+// An encoder-decoder keeps each stack's blocks in a BlockActivations of its own: after a
+// training step with targets as long as the sources (the estimate's one length), and after an
+// evaluation pass, each holds what block_footprint counts for its blocks, under every policy.
+template <typename State>
+std::pair<size_t, size_t> held_by_stacks(const ModelState& state) {
+  const auto& s = static_cast<const State&>(state);
+  return {s.enc.held_values(), s.dec.held_values()};
+}
+
+TEST(ActivationFootprint, AnEncoderDecodersStacksHoldWhatTheEstimateCounts) {
+  for (const std::string arch : {"bart", "t5"})
+    for (const auto& [every, offload] :
+         std::vector<std::pair<int, bool>>{{0, false}, {1, false}, {2, false}, {0, true}, {2, true}}) {
+      SCOPED_TRACE(testing::Message() << arch << ", checkpoint every " << every << (offload ? ", offloaded" : ""));
+      const auto m = make_model<float>(parse_model_config(tiny_json(arch), arch + " config"));
+      test::init_perturbed(*m, 5);
+      const nn::ActivationPolicy p = policy(every, offload);
+      const auto state = m->new_state(p);
+      const Batch b = make_batch(m->config(), 10, /*Td=*/9);
+      const nn::DropoutCtx drop{true, 100};
+      m->forward(b, drop, *state);
+      m->loss(b, *state);
+      m->backward(b, drop, *state);
+      const Model<float>::ActivationTerms t = m->activation_terms(b.B, b.T);
+      const nn::ActivationFootprint enc = nn::block_footprint(p, 0, t.blocks, t.block_saved, t.boundary);
+      const nn::ActivationFootprint dec = nn::block_footprint(p, t.blocks, t.blocks + t.decoder_blocks,
+                                                              t.decoder_saved, t.decoder_boundary);
+      auto held = [&] {
+        return arch == "bart" ? held_by_stacks<BartState<float>>(*state) : held_by_stacks<T5State<float>>(*state);
+      };
+      EXPECT_EQ(held(), std::pair(enc.resident, dec.resident));
+      EXPECT_GE(state->offload_pool_bytes(), (enc.offloaded + dec.offloaded) * sizeof(float));
+      m->infer(b, *state);
+      EXPECT_EQ(held(), std::pair(enc.resident + enc.inference, dec.resident + dec.inference));
+    }
 }
 
 TEST(ActivationFootprint, CheckpointingShrinksTheEstimateOfAGpt2) {

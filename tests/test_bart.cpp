@@ -1,6 +1,6 @@
 // BART model tests: whole-model gradients against central differences (fp64, dropout on) for
 // both heads, HF's decoder inputs (shift_tokens_right), the tied and untrained parameters, and
-// refused batches and ranges. HF parity (loss, logits, every gradient, one AdamW step) is in
+// refused batches and configs. HF parity (loss, logits, every gradient, one AdamW step) is in
 // test_hf_parity.cpp, on tests/fixtures/bart-*.
 #include <gtest/gtest.h>
 
@@ -298,16 +298,6 @@ TEST(BartBadInput, SequenceClassificationNeedsTheSameNumberOfEosPerRow) {
   b.input_ids[2] = 5;
   b.input_ids[5] = 5;  // row 0 now has none
   EXPECT_THROW(m.forward(b, nn::DropoutCtx{false, 0}, *st), Error);
-}
-
-TEST(BartBadInput, PartialUnitRangesAndCheckpointingAreRefused) {
-  BartModel<double> m(tiny_bart(Task::Seq2SeqLM, 0));
-  const Batch b = make_batch(m.config(), 2, 6, 5);
-  auto st = m.new_state();
-  EXPECT_THROW(m.forward(b, nn::DropoutCtx{false, 0}, UnitRange{0, 2}, nullptr, *st), Error);
-  nn::ActivationPolicy recompute;
-  recompute.checkpoint_every = 1;
-  EXPECT_THROW(m.new_state(recompute), Error);
 }
 
 TEST(BartBadInput, LayerDropIsRefusedNamingTheFile) {

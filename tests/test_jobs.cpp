@@ -260,6 +260,7 @@ TEST(InstanceCatalog, ShipsTheSeedPricesAndChecksEntries) {
   EXPECT_DOUBLE_EQ(c.at("ml.p3.8xlarge", "t").on_demand_usd_per_hour, 14.688);
   EXPECT_DOUBLE_EQ(c.at("ml.p3.16xlarge", "t").on_demand_usd_per_hour, 28.152);
   EXPECT_EQ(c.at("ml.p3.16xlarge", "t").gpus, 8);
+  EXPECT_EQ(c.at("ml.p4d.24xlarge", "t").gpus, 8);
   EXPECT_EQ(c.at("local.c2", "t").cores, 2);
   expect_error([&] { c.at("ml.p3.2xlarg", "job.yaml"); },
                {"job.yaml", "instance_type 'ml.p3.2xlarg' is not in the instance catalog", "did you mean 'ml.p3.2xlarge'"});

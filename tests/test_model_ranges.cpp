@@ -1,14 +1,18 @@
 // The Model interface's contracts on real HF models (tests/fixtures): running units [0, k)
-// and then [k, L+2) - as two pipeline stages would - gives the whole model's loss, outputs
-// and gradients bit for bit, with dropout on; and the inference forward equals the training
-// forward without dropout (bit for bit, but for sequence classification's first-token last
-// block: to rounding).
+// and then [k, L+2) - as two pipeline stages would - or in three ranges gives the whole
+// model's loss, outputs and gradients bit for bit, with dropout on (for BART and T5 the
+// boundaries carry the encoder's output along the decoder and its gradient back, the T5
+// fixtures' targets are shorter than their sources); and the inference forward equals the
+// training forward without dropout (bit for bit, but for sequence classification's first-token
+// last block: to rounding).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/batch_json.h"
@@ -34,29 +38,38 @@ std::vector<std::vector<float>> copy_outputs(const Model<float>& m, const Batch&
   return out;
 }
 
-// Units [0, split) then [split, end); split 0 means the whole model in one range.
-StepResult run_split(Model<float>& m, const Batch& b, int split) {
+// The model in ranges cut before each unit of `cuts` (ascending, inside 1..L+1; none: the
+// whole model in one range), each with a state of its own, as pipeline stages run it.
+StepResult run_split(Model<float>& m, const Batch& b, const std::vector<int>& cuts) {
   const nn::DropoutCtx drop{true, 1234};
   m.grads().zero();
-  StepResult r;
-  if (split == 0) {
-    const auto s = m.new_state();
-    m.forward(b, drop, *s);
-    r.loss = m.loss(b, *s).loss;
-    r.outputs = copy_outputs(m, b, *s);
-    m.backward(b, drop, *s);
-  } else {
-    const auto first = m.new_state(), second = m.new_state();
-    const float* h = m.forward(b, drop, {0, split}, nullptr, *first);
-    m.forward(b, drop, {split, m.num_units()}, h, *second);
-    r.loss = m.loss(b, *second).loss;
-    r.outputs = copy_outputs(m, b, *second);
-    const float* dh = m.backward(b, drop, {split, m.num_units()}, nullptr, *second);
-    EXPECT_NE(dh, nullptr);
-    EXPECT_EQ(m.backward(b, drop, {0, split}, dh, *first), nullptr);
+  std::vector<UnitRange> ranges;
+  int begin = 0;
+  for (int c : cuts) ranges.push_back({std::exchange(begin, c), c});
+  ranges.push_back({begin, m.num_units()});
+  std::vector<std::unique_ptr<ModelState>> states;
+  const float* h = nullptr;
+  for (const UnitRange& r : ranges) {
+    states.push_back(m.new_state());
+    h = m.forward(b, drop, r, h, *states.back());
   }
-  r.grads.assign(m.grads().data(), m.grads().data() + m.grads().size());
-  return r;
+  StepResult out;
+  out.loss = m.loss(b, *states.back()).loss;
+  out.outputs = copy_outputs(m, b, *states.back());
+  const float* dh = nullptr;
+  for (size_t i = ranges.size(); i-- > 0;) {
+    dh = m.backward(b, drop, ranges[i], dh, *states[i]);
+    EXPECT_EQ(dh == nullptr, i == 0);
+  }
+  out.grads.assign(m.grads().data(), m.grads().data() + m.grads().size());
+  return out;
+}
+
+void expect_same_step(const StepResult& split, const StepResult& whole) {
+  EXPECT_EQ(split.loss, whole.loss);
+  ASSERT_EQ(split.outputs.size(), whole.outputs.size());
+  for (size_t i = 0; i < whole.outputs.size(); ++i) EXPECT_EQ(split.outputs[i], whole.outputs[i]);
+  EXPECT_EQ(0, std::memcmp(split.grads.data(), whole.grads.data(), whole.grads.size() * sizeof(float)));
 }
 
 class ModelRanges : public testing::TestWithParam<std::string> {};
@@ -65,15 +78,26 @@ TEST_P(ModelRanges, SplitAtEveryUnitEqualsTheWholeModel) {
   const std::string dir = test::fixture(GetParam());
   auto m = load_pretrained<float>(dir);
   const Batch b = read_batch_json(dir + ".inputs.json", m->config());
-  const StepResult whole = run_split(*m, b, 0);
+  const StepResult whole = run_split(*m, b, {});
   for (int k = 1; k < m->num_units(); ++k) {
     SCOPED_TRACE("split before unit " + std::to_string(k));
-    const StepResult split = run_split(*m, b, k);
-    EXPECT_EQ(split.loss, whole.loss);
-    ASSERT_EQ(split.outputs.size(), whole.outputs.size());
-    for (size_t i = 0; i < whole.outputs.size(); ++i) EXPECT_EQ(split.outputs[i], whole.outputs[i]);
-    EXPECT_EQ(0, std::memcmp(split.grads.data(), whole.grads.data(), whole.grads.size() * sizeof(float)));
+    expect_same_step(run_split(*m, b, {k}), whole);
   }
+}
+
+// The middle range of three takes a boundary and hands one on in both directions: for BART and
+// T5 one of the encoder's, one of the decoder's (with the encoder's output), or one of each.
+TEST_P(ModelRanges, ThreeRangesEqualTheWholeModel) {
+  const std::string dir = test::fixture(GetParam());
+  auto m = load_pretrained<float>(dir);
+  const Batch b = read_batch_json(dir + ".inputs.json", m->config());
+  const StepResult whole = run_split(*m, b, {});
+  for (int j = 1; j < m->num_units(); ++j)
+    for (int k = j + 1; k < m->num_units(); ++k) {
+      SCOPED_TRACE("ranges [0, " + std::to_string(j) + "), [" + std::to_string(j) + ", " + std::to_string(k) +
+                   "), [" + std::to_string(k) + ", end)");
+      expect_same_step(run_split(*m, b, {j, k}), whole);
+    }
 }
 
 TEST_P(ModelRanges, InferenceEqualsTheTrainingForwardWithoutDropout) {
@@ -99,7 +123,8 @@ TEST_P(ModelRanges, InferenceEqualsTheTrainingForwardWithoutDropout) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelRanges,
                          testing::Values("bert-masked-lm", "bert-seq-cls", "roberta-seq-cls", "distilbert-seq-cls",
-                                         "roberta-qa", "distilbert-token-cls"),
+                                         "roberta-qa", "distilbert-token-cls", "bart-cond-gen", "bart-seq-cls",
+                                         "t5-cond-gen", "t5-v1_1-cond-gen"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

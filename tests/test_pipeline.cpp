@@ -2,7 +2,8 @@
 // every stage at once: no stage waits forever, each micro-batch runs forward then backward
 // once per stage, at most the stated number in flight, and the step takes (m+p-1) micro-batch
 // times when stages are equal), the stage partitions, the split of a batch into micro-batches,
-// and what each stage of real architectures owns and borrows of the flat buffers.
+// and what each stage of real architectures owns and borrows of the flat buffers and holds of
+// activations.
 // The multi-process runs are tests/mpi/pipeline_equivalence.sh.
 #include <gtest/gtest.h>
 
@@ -10,6 +11,9 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dist/pipeline_schedule.h"
 #include "dist/stage_partition.h"
@@ -300,6 +304,42 @@ TEST(PipelineMemoryPlan, StagesAddUpToTheWholeModel) {
     const size_t boundary = m->activation_terms(rows, T).boundary * sizeof(float);
     EXPECT_EQ(activations, whole.activations + 2 * boundary);
   }
+}
+
+// An encoder-decoder's stages may hold blocks of either stack or both (a BlockActivations per
+// stack): cut inside both stacks, the activations add up to the whole model's but for one
+// hand-off buffer per cut, as above.
+TEST(PipelineMemoryPlan, AnEncoderDecodersStagesAddUpToTheWholeModel) {
+  for (const auto& [fixture, blocks] : std::vector<std::pair<std::string, std::vector<int>>>{
+           {"bart-cond-gen", {1, 2, 1}}, {"t5-cond-gen", {1, 2, 2}}}) {
+    SCOPED_TRACE(fixture);
+    auto m = make_model<float>(load_model_config(test::fixture(fixture)));
+    const int rows = 3, T = 16;
+    const RankMemoryPlan whole = plan_rank_memory(*m, rows, T, 1, 0, 25, 2);
+    const PipelineStages st(*m, blocks);
+    size_t activations = 0;
+    for (int s = 0; s < st.count(); ++s)
+      activations += plan_stage_memory(*m, stage_share(*m, st, s, PipelineKind::Interleaved, rows, 1), T, 1, 0, 25, 2)
+                         .activations;
+    const Model<float>::ActivationTerms t = m->activation_terms(rows, T);
+    EXPECT_GT(t.decoder_saved, t.block_saved);  // a decoder block's two attentions
+    EXPECT_EQ(activations, whole.activations + (t.boundary + t.decoder_boundary) * sizeof(float));
+  }
+}
+
+// BART's units: the encoder's layers alike, the decoder's alike and heavier (cross-attention's
+// products, twice the attention); the first decoder layer gathers from the shared table for the
+// decoder's embeddings (no product). Boundaries past the encoder carry its output too.
+TEST(PipelinePartition, AnEncoderDecodersDecoderLayersWeighMore) {
+  auto m = make_model<float>(load_model_config(test::fixture("bart-cond-gen")));  // 2 + 2 layers, d_model 16
+  const std::vector<double> f = estimate_unit_flops(*m, 12);
+  ASSERT_EQ(f.size(), 6u);
+  EXPECT_DOUBLE_EQ(f[1], f[2]);
+  EXPECT_DOUBLE_EQ(f[3], f[4]);
+  EXPECT_GT(f[3], f[1]);
+  EXPECT_EQ(m->boundary_values(3, 12, 8, 0), 3u * 12 * 16);
+  EXPECT_EQ(m->boundary_values(3, 12, 8, 2), 3u * 12 * 16);
+  EXPECT_EQ(m->boundary_values(3, 12, 8, 3), 3u * (8 + 12) * 16);
 }
 
 TEST(PipelinePartition, AutoPartitionGivesTheLastStageFewerBlocksWhenTheHeadIsHeavy) {

@@ -228,7 +228,7 @@ int run_generate(const GenerateOptions& a) {
 
 Run define_generate(CLI::App& cmd) {
   auto o = std::make_shared<GenerateOptions>();
-  cmd.add_option("dir", o->dir, "model directory of a causal LM (config.json + model.safetensors)")
+  cmd.add_option("dir", o->dir, "model directory of a causal LM or a sequence-to-sequence model (config.json + model.safetensors)")
       ->required()
       ->type_name("MODEL_DIR");
   cmd.add_option("--prompt", o->prompt, "the text to continue");

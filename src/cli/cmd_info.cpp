@@ -69,9 +69,13 @@ int run_info(const InfoOptions& a) {
   // INT_MAX: relative positions (T5), no table to run out of
   const std::string positions =
       cfg.max_position_embeddings == INT_MAX ? "relative" : std::to_string(cfg.max_position_embeddings);
-  std::printf("shape          %d layers, hidden %d, %d heads, FFN %d, vocab %d, %s positions, act %s\n",
-              cfg.num_layers, cfg.hidden_size, cfg.num_heads, cfg.intermediate_size, cfg.vocab_size,
-              positions.c_str(), cfg.hidden_act.c_str());
+  // An encoder-decoder's blocks are its encoder's layers, then its decoder's.
+  const std::string layers = cfg.decoder_layers > 0
+                                 ? cat(cfg.num_layers, " + ", cfg.decoder_layers, " layers (encoder + decoder)")
+                                 : cat(cfg.num_layers, " layers");
+  std::printf("shape          %s, hidden %d, %d heads, FFN %d, vocab %d, %s positions, act %s\n", layers.c_str(),
+              cfg.hidden_size, cfg.num_heads, cfg.intermediate_size, cfg.vocab_size, positions.c_str(),
+              cfg.hidden_act.c_str());
   if (cfg.task == Task::SequenceClassification)
     std::printf("head           %d labels, problem_type %s\n", cfg.num_labels,
                 cfg.problem_type == ProblemType::Unset ? "(from labels)" : problem_type_name(cfg.problem_type));

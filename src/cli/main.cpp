@@ -28,7 +28,7 @@ constexpr Command kCommands[] = {
      define_train},
     {"evaluate", "loss and metrics of a trained model on validation_file", define_evaluate},
     {"predict", "predictions with label names and probabilities for test_file", define_predict},
-    {"generate", "text from a causal LM (GPT-2): greedy, sampled or beam-search continuations (docs/generate.md)",
+    {"generate", "text from a causal LM (GPT-2) or a sequence-to-sequence model (BART, T5): greedy, sampled or beam search (docs/generate.md)",
      define_generate},
     {"launch", "run a command as a data-parallel job through mpirun (docs/distributed.md)", define_launch},
     {"job", "training jobs: an Estimator-shaped spec run locally, over a hostfile or on Slurm (docs/jobs.md)",

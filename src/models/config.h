@@ -48,6 +48,7 @@ struct ModelConfig {
   float embedding_dropout = 0;                     // GPT-2 embd_pdrop (BERT family: hidden_dropout)
   bool scale_attn_weights = true;                  // GPT-2: divide scores by sqrt(head size)
   int head_width = 0;  // T5's d_kv: heads of their own width (0: hidden_size / num_heads, which must divide)
+  int decoder_layers = 0;  // an encoder-decoder's decoder blocks (num_layers: its encoder's)
   nlohmann::json raw;
   // Not from config.json: the job's tensor-parallel split, which the model's table is built
   // for (models/tensor_split.h). Saving writes the unsplit model.

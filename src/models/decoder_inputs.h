@@ -11,7 +11,9 @@
 
 namespace strata {
 
-// Sets *Td to the decoder's length: the batch's Td, or T when it reads input_ids.
+// Sets *Td to the decoder's length (decoder_length).
 std::vector<int32_t> decoder_inputs(const ModelConfig& c, const Batch& b, int32_t decoder_start_token_id, int* Td);
+// The decoder's length: the batch's Td, or T when the decoder reads input_ids.
+int decoder_length(const ModelConfig& c, const Batch& b);
 
 }  // namespace strata

@@ -1,6 +1,7 @@
 #include "models/model.h"
 
 #include "models/causal_decoder.h"
+#include "models/decoder_inputs.h"
 #include "tensor/resident_memory.h"
 
 #include "util/rng.h"
@@ -145,8 +146,19 @@ template <typename T>
 nn::ActivationFootprint Model<T>::activation_values(int B, int T_, const nn::ActivationPolicy& policy) const {
   const ActivationTerms t = activation_terms(B, T_);
   nn::ActivationFootprint f = nn::block_footprint(policy, 0, t.blocks, t.block_saved, t.boundary);
+  f += nn::block_footprint(policy, t.blocks, t.blocks + t.decoder_blocks, t.decoder_saved, t.decoder_boundary);
   f.resident += t.outside;
   return f;
+}
+
+template <typename T>
+size_t Model<T>::boundary_values(int B, int T_, int /*Td*/, int /*u*/) const {
+  return static_cast<size_t>(B) * T_ * static_cast<size_t>(hidden_width());
+}
+
+template <typename T>
+size_t Model<T>::boundary_values(const Batch& b, int u) const {
+  return boundary_values(b.B, b.T, decoder_length(cfg_, b), u);
 }
 
 template <typename T>

@@ -6,10 +6,12 @@
 // the transformer blocks, unit num_blocks()+1 the task head. forward and backward run any
 // contiguous range of units with state the caller owns (ModelState), so a pipeline stage
 // runs "units i..j" on its micro-batches; a range that does not start at the embeddings
-// takes the hidden state entering it, and a backward that does not end at the head takes
-// the gradient of its output. The state keeps each range's input apart from the units'
-// saved tensors, so dropping the saved tensors (activation checkpointing) never loses the
-// boundary.
+// takes the hidden state entering it (the *boundary*), and a backward that does not end at
+// the head takes the gradient of its output. The state keeps each range's input apart from
+// the units' saved tensors, so dropping the saved tensors (activation checkpointing) never
+// loses the boundary. A boundary is the hidden state [B*T, hidden_width()], but for an
+// encoder-decoder's decoder side, which hands on the encoder's output with it
+// (boundary_values).
 //
 // Parameters and gradients live in one flat buffer each, described by the table with HF
 // names (DESIGN.md principle 5).
@@ -110,6 +112,9 @@ class Model {
   // Parameters outside the embedding tables: HF's num_parameters(exclude_embeddings=True),
   // which its Trainer counts total_flos with (6 x tokens x this).
   size_t non_embedding_parameters() const;
+  // Whether table entry `e` is an embedding table: rows are looked up in it (only a head tied
+  // to one multiplies by it).
+  bool is_embedding_table(size_t e) const { return init_.at(e).embedding; }
 
   // ---- layer units ----
   virtual int num_blocks() const = 0;
@@ -121,13 +126,19 @@ class Model {
   virtual std::vector<size_t> unit_parameters(int u) const = 0;
   // Width of the hidden state between units (per token).
   virtual int hidden_width() const { return cfg_.hidden_size; }
+  // Values of the boundary unit `u` hands to unit u+1 (and of its gradient, handed back), for
+  // B sequences of T tokens and Td decoder positions: B*T*hidden_width(); an encoder-decoder's
+  // decoder side hands on B*(Td+T)*hidden_width().
+  virtual size_t boundary_values(int B, int T_, int Td, int u) const;
+  // The same for a batch, with the decoder length the model reads from it.
+  size_t boundary_values(const Batch& b, int u) const;
 
   // ---- training passes ----
   // A state for forward / backward / infer; `policy` says how it keeps the blocks' saved
   // tensors (in memory, recomputed, offloaded). Results are the same under every policy.
   std::unique_ptr<ModelState> new_state(const nn::ActivationPolicy& policy = {}) const { return make_state(policy); }
   // Runs units r with dropout `drop`, keeping what backward needs in `state`. `input` is the
-  // hidden state [B*T, hidden_width()] entering r.begin (ignored when r.begin == 0; copied).
+  // boundary entering r.begin (boundary_values(b, r.begin - 1); ignored when r.begin == 0; copied).
   // Returns the output of unit r.end-1: the hidden state, or for the head its first output
   // (see head_outputs()).
   virtual const T* forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
@@ -137,8 +148,8 @@ class Model {
   virtual LossResult loss(const Batch& b, ModelState& state, double norm = 0) const = 0;
   // Accumulates d(loss)/d(params) of units r into grads(). When r includes the head the
   // gradient starts from loss(); otherwise `d_output` is d(loss)/d(output of unit r.end-1).
-  // Returns d(loss)/d(input of unit r.begin) [B*T, hidden_width()] (owned by the state), or
-  // null when r.begin == 0.
+  // Returns d(loss)/d(input of unit r.begin) (boundary_values(b, r.begin - 1), owned by the
+  // state), or null when r.begin == 0.
   virtual const T* backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output,
                             ModelState& state, const GradsFinalHook& grads_final = {}) = 0;
   // The head's outputs after a forward (or infer) through the head.
@@ -148,10 +159,13 @@ class Model {
   // What a training forward keeps for backward, for a batch of B sequences of length T: the
   // values outside the blocks (embeddings, head), and per block what its backward reads
   // besides its input (`block_saved`) and the hidden state passed between blocks (`boundary`).
-  // `blocks` counts layer applications (ALBERT repeats a shared layer).
+  // `blocks` counts layer applications (ALBERT repeats a shared layer). An encoder-decoder's
+  // `blocks` are its encoder's; its decoder's follow, with their own terms.
   struct ActivationTerms {
     size_t outside, block_saved, boundary;
     int blocks;
+    size_t decoder_saved = 0, decoder_boundary = 0;
+    int decoder_blocks = 0;
   };
   virtual ActivationTerms activation_terms(int B, int T_) const = 0;
   // The values a state of `policy` holds through a training step over all units: what the

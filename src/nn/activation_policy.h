@@ -31,6 +31,13 @@ struct ActivationFootprint {
   size_t resident = 0;   // in memory through a training step
   size_t offloaded = 0;  // in the offload pool, out of the resident set
   size_t inference = 0;  // what an inference pass (evaluation) adds to `resident`
+  // The sum of two ranges' (an encoder-decoder keeps its two stacks apart).
+  ActivationFootprint& operator+=(const ActivationFootprint& o) {
+    resident += o.resident;
+    offloaded += o.offloaded;
+    inference += o.inference;
+    return *this;
+  }
 };
 
 // Blocks [first, end), each saving `saved` values for backward besides its output, with

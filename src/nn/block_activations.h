@@ -77,6 +77,21 @@ class BlockActivations {
 
   // The most the offload pool has held in one pass.
   size_t offload_pool_bytes() const { return pool_ ? pool_->peak_bytes() : 0; }
+  // Values its buffers hold in memory (records, workspace, hand-off buffer and output): what
+  // block_footprint counts, for the tests that hold the two to each other.
+  size_t held_values() const {
+    size_t n = handoff_.size() + out_.size();
+    auto add = [&n](const Saved& s) {
+      for (const Buffer<T>* b : const_cast<Saved&>(s).for_backward()) n += b->size();
+      n += s.out.size();
+    };
+    for (const Record& r : records_) {
+      n += r.input.size();
+      add(r.saved);
+    }
+    add(work_);
+    return n;
+  }
 
  private:
   struct Record {

@@ -69,15 +69,17 @@ size_t single_stage_evaluation(const Model<float>& model, int B, int T, int Be, 
 }
 
 // One micro-batch's activations under the policy for a pipeline stage: its blocks (for
-// ALBERT, their layer applications) as BlockActivations holds a range of them, the
-// embeddings' output (one boundary) on the first stage, the rest outside the blocks (final
-// norm, logits, ...) on the last.
+// ALBERT, their layer applications; for an encoder-decoder, those of either stack in it) as
+// BlockActivations holds a range of them, the embeddings' output (one boundary) on the first
+// stage, the rest outside the blocks (final norm, logits, ...) on the last.
 nn::ActivationFootprint stage_footprint(const Model<float>& model, const StageShare& s, int rows, int T,
                                         const nn::ActivationPolicy& policy) {
   const Model<float>::ActivationTerms t = model.activation_terms(rows, T);
-  const int per_block = t.blocks / model.num_blocks();
-  nn::ActivationFootprint f = nn::block_footprint(policy, s.first_block * per_block,
-                                                  (s.first_block + s.blocks) * per_block, t.block_saved, t.boundary);
+  const int per_block = (t.blocks + t.decoder_blocks) / model.num_blocks();
+  const int first = s.first_block * per_block, end = (s.first_block + s.blocks) * per_block;
+  nn::ActivationFootprint f =
+      nn::block_footprint(policy, first, std::min(end, t.blocks), t.block_saved, t.boundary);
+  f += nn::block_footprint(policy, std::max(first, t.blocks), end, t.decoder_saved, t.decoder_boundary);
   const size_t embedded = std::min(t.outside, t.boundary);
   f.resident += (s.stage == 0 ? embedded : 0) + (s.stage == s.stages - 1 ? t.outside - embedded : 0);
   return f;

@@ -41,8 +41,12 @@ void check_parallel_layout(const TrainingArguments& a, const ModelConfig& cfg, c
                            const dist::RankGrid& grid, const dist::Layout& layout) {
   using dist::Axis;
   const int pp = grid.size(Axis::Pipeline), tp = grid.size(Axis::Tensor), dp = grid.size(Axis::Data);
-  check_pipeline_partition(a, pp, cfg.num_layers, config_path);
+  check_pipeline_partition(a, pp, cfg.num_layers + cfg.decoder_layers, config_path);
   check_tensor_split(cfg, tp, config_path);
+  if (pp > 1 && cfg.task == Task::Seq2SeqLM && a.predict_with_generate)
+    fail("predict_with_generate with pipeline_parallel_degree ", pp, ": generating runs the whole model in one "
+         "process, and a pipeline stage holds only its own layers; set predict_with_generate: false (evaluation then "
+         "reports the loss) or pipeline_parallel_degree: 1");
   if (!a.ddp && dp > 1)
     fail("ddp is false, but ", grid.world_size(), " processes with pipeline ", pp, " x tensor ", tp, " make ", dp,
          " model replicas, which strata keeps in sync by data parallelism: set ddp: true, or start ", pp * tp,

@@ -9,14 +9,20 @@ namespace strata {
 
 std::vector<double> estimate_unit_flops(const Model<float>& model, int T) {
   const auto& entries = model.table().entries();
-  const double t = T, C = model.hidden_width();
+  const double t = T;
+  // What a unit hands on per token: the hidden size, and twice it after an encoder-decoder's
+  // decoder blocks (the encoder's output goes along), whose self- and cross-attention each
+  // cost what an encoder block's attention does when targets are as long as sources.
+  auto width = [&](int u) { return static_cast<double>(model.boundary_values(1, T, T, u)) / t; };
   std::vector<double> flops(static_cast<size_t>(model.num_units()), 0.0);
-  flops[0] = 6 * t * C;
+  flops[0] = 6 * t * width(0);
   for (int u = 1; u < model.num_units(); ++u) {
-    double matmul = 0;
+    double matmul = 0;  // a block gathers from the embedding tables it reads (an encoder-decoder's decoder
+                        // embeddings, T5's position bias); a head tied to one multiplies by it
     for (size_t e : model.unit_parameters(u))
-      if (entries[e].shape.size() == 2) matmul += static_cast<double>(entries[e].numel);
-    flops[static_cast<size_t>(u)] = 6 * t * matmul + (u == model.head_unit() ? 0.0 : 12 * t * t * C);
+      if (entries[e].shape.size() == 2 && (u == model.head_unit() || !model.is_embedding_table(e)))
+        matmul += static_cast<double>(entries[e].numel);
+    flops[static_cast<size_t>(u)] = 6 * t * matmul + (u == model.head_unit() ? 0.0 : 12 * t * t * width(u));
   }
   return flops;
 }

@@ -15,10 +15,12 @@ namespace strata {
 
 // Estimated floating-point operations of one training step (forward and backward) through each
 // unit for one sequence of T tokens, from the parameter table: each 2-D parameter a block or the
-// head reads is a matrix product's weight (2 T x its size in forward, twice that in backward);
-// each block also multiplies attention scores and values (4 T^2 x hidden in forward, twice that
-// in backward); the embeddings gather and scatter rows (a few T x hidden). Elementwise work
-// (layer norms, GELU, softmax) is left out: it is small beside the products.
+// head reads is a matrix product's weight (2 T x its size in forward, twice that in backward),
+// but for the embedding tables a block gathers from; each block also multiplies attention
+// scores and values (4 T^2 x hidden in forward, twice that in backward; an encoder-decoder's
+// decoder blocks attend twice, at targets as long as sources); the embeddings gather and
+// scatter rows (a few T x hidden). Elementwise work (layer norms, GELU, softmax) is left out:
+// it is small beside the products.
 std::vector<double> estimate_unit_flops(const Model<float>& model, int T);
 
 // The checks that need only the block count, before any work: at least one block per stage,

@@ -75,10 +75,6 @@ PipelineStep::Slot& PipelineStep::slot_of(int micro) {
   return slot(static_cast<size_t>(micro % n));
 }
 
-size_t PipelineStep::boundary_values(const Batch& b) const {
-  return static_cast<size_t>(b.B) * b.T * static_cast<size_t>(model_.hidden_width());
-}
-
 void PipelineStep::wait(std::unique_ptr<dist::Request>& r, double& idle) {
   if (!r) return;
   const auto t0 = Clock::now();
@@ -90,14 +86,14 @@ void PipelineStep::wait(std::unique_ptr<dist::Request>& r, double& idle) {
 void PipelineStep::post_activation_recv(const std::vector<Batch>& micro, int j) {
   if (is_first() || j >= static_cast<int>(micro.size()) || micro[j].B == 0) return;
   Slot& s = slot_of(j);
-  s.act_in.resize(boundary_values(micro[j]));
+  s.act_in.resize(input_values(micro[j]));
   s.recv_act = comm_->irecv(s.act_in.data(), s.act_in.size() * sizeof(float), stage_ - 1, activation_tag(j));
 }
 
 void PipelineStep::post_gradient_recv(const std::vector<Batch>& micro, int j) {
   if (is_last() || head_only_ || micro[j].B == 0) return;
   Slot& s = slot_of(j);
-  s.grad_in.resize(boundary_values(micro[j]));
+  s.grad_in.resize(output_values(micro[j]));
   s.recv_grad = comm_->irecv(s.grad_in.data(), s.grad_in.size() * sizeof(float), stage_ + 1, gradient_tag(j));
 }
 
@@ -146,7 +142,7 @@ double PipelineStep::run(const Batch& batch, int first, int total, double norm,
       if (is_last()) {
         loss += model_.loss(b, *s.state, norm).loss;
       } else {
-        s.send_act = comm_->isend(out, boundary_values(b) * sizeof(float), stage_ + 1, activation_tag(j));
+        s.send_act = comm_->isend(out, output_values(b) * sizeof(float), stage_ + 1, activation_tag(j));
         if (runs_backward) post_gradient_recv(micro, j);
       }
       continue;
@@ -159,7 +155,7 @@ double PipelineStep::run(const Batch& batch, int first, int total, double norm,
       const float* d_in = model_.backward(b, dropout(k), backward_units, is_last() ? nullptr : s.grad_in.data(),
                                           *s.state, dp.hook(k, total));
       if (!is_first() && !head_only_)
-        s.send_grad = comm_->isend(d_in, boundary_values(b) * sizeof(float), stage_ - 1, gradient_tag(j));
+        s.send_grad = comm_->isend(d_in, input_values(b) * sizeof(float), stage_ - 1, gradient_tag(j));
     }
     if (k == total - 1 && exchange_shared) send_shared_gradients();
     const auto r0 = Clock::now();
@@ -310,14 +306,14 @@ ModelState* PipelineStep::infer(const Batch& b) {
   wait(s.send_act, idle);
   if (b.B == 0) return is_last() ? s.state.get() : nullptr;
   if (!is_first()) {
-    s.act_in.resize(boundary_values(b));
+    s.act_in.resize(input_values(b));
     s.recv_act = comm_->irecv(s.act_in.data(), s.act_in.size() * sizeof(float), stage_ - 1, activation_tag(0));
     wait(s.recv_act, idle);
   }
   const float* out = model_.forward(b, nn::DropoutCtx{false, 0}, layout_.units(stage_),
                                     is_first() ? nullptr : s.act_in.data(), *s.state);
   if (is_last()) return s.state.get();
-  s.send_act = comm_->isend(out, boundary_values(b) * sizeof(float), stage_ + 1, activation_tag(0));
+  s.send_act = comm_->isend(out, output_values(b) * sizeof(float), stage_ + 1, activation_tag(0));
   return nullptr;
 }
 

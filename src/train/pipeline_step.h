@@ -93,7 +93,10 @@ class PipelineStep {
   struct Slot;
   Slot& slot(size_t i);  // made on first use
   Slot& slot_of(int micro);
-  size_t boundary_values(const Batch& b) const;  // one activation message, in floats
+  // What a stage receives from the one before (and sends its gradient back), and what it sends
+  // on (and receives the gradient of), in floats: Model::boundary_values at its range's ends.
+  size_t input_values(const Batch& b) const { return model_.boundary_values(b, layout_.units(stage_).begin - 1); }
+  size_t output_values(const Batch& b) const { return model_.boundary_values(b, layout_.units(stage_).end - 1); }
   void post_activation_recv(const std::vector<Batch>& micro, int j);
   void post_gradient_recv(const std::vector<Batch>& micro, int j);
   void wait(std::unique_ptr<dist::Request>& r, double& idle);  // adds the time waited to idle

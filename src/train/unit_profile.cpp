@@ -194,7 +194,10 @@ UnitProfile profile_units(ModelConfig cfg, int B, int T, int tp, int threads, in
                                        blocks_comm.calls / L, 0};
   p.units[static_cast<size_t>(U - 1)] = {median(fwd[2]), median(bwd[2]), head_comm.bytes, head_comm.calls, 0};
   p.optimizer_s_per_value = median(optimizer) / static_cast<double>(model->table().total());
-  p.boundary_bytes = static_cast<double>(B) * T * model->hidden_width() * sizeof(float);
+  for (int u = 0; u < U - 1; ++u) {  // targets as long as sources, as the synthetic batch has them
+    const double bytes = static_cast<double>(model->boundary_values(B, T, T, u) * sizeof(float));
+    p.boundary_bytes = std::max(p.boundary_bytes, bytes);
+  }
   // Ownership and sharing, as pipeline stages see it (train/pipeline_stages.h): the first unit
   // that reads a parameter owns it.
   std::map<size_t, std::vector<int>> readers;

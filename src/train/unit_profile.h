@@ -7,7 +7,8 @@
 // The model runs in three parts, each with a state of its own as a pipeline stage's would be:
 // the embeddings, every block, the head (its forward includes the loss). The blocks of these
 // architectures all have the same shapes, so each gets the blocks' time divided by their
-// number. A tensor-parallel rank is measured as rank 0 of `tp`, with collectives that only
+// number (an encoder-decoder's decoder blocks cost more than its encoder's: each gets the
+// mean). A tensor-parallel rank is measured as rank 0 of `tp`, with collectives that only
 // count what they would send: its compute is real, its communication is the projection's to
 // model (from the links). The batch is synthetic, full length (no padding), with labels for
 // the model's task, and dropout as the config sets it.
@@ -32,7 +33,7 @@ struct UnitProfile {
   int B = 0, T = 0, tp = 1, threads = 1;
   std::vector<UnitWork> units;  // 0 the embeddings, 1..L the blocks, L+1 the head
   double optimizer_s_per_value = 0;  // AdamW over the rank's table, per parameter value
-  double boundary_bytes = 0;         // the hidden state one unit passes the next (and its gradient back)
+  double boundary_bytes = 0;         // the largest boundary one unit passes the next (and its gradient back)
   // A parameter read by units that may fall in different pipeline stages (a tied embedding):
   // each step the borrowing stage sends its gradient to the owner and gets the values back.
   struct Shared {

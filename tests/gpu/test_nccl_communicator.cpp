@@ -69,40 +69,40 @@ bool same(const std::vector<T>& a, const std::vector<T>& b) {
 
 const std::vector<size_t> kSizes = {1, 7, 4099, (size_t{1} << 20) + 3};
 
+// An in-place operation on the same inputs: through NCCL on a device buffer, and through the
+// reference on a host one.
+template <typename T, typename OnDevice, typename OnHost>
+void check_in_place(const std::string& name, size_t n, int rank, uint64_t salt, OnDevice on_device, OnHost on_host) {
+  std::vector<T> host = inputs<T>(n, rank, salt);
+  DeviceArray<T> dev(n);
+  dev.upload(host);
+  on_device(dev.p);
+  on_host(host.data());
+  report(name, same(dev.download(), host));
+}
+
 void check_all_reduce(dist::Communicator& nccl, dist::Communicator& ref) {
+  const int rank = nccl.rank();
   for (size_t n : kSizes) {
-    {
-      std::vector<float> host = inputs<float>(n, nccl.rank(), n);
-      DeviceArray<float> dev(n);
-      dev.upload(host);
-      nccl.all_reduce_sum(dev.p, n, "check all_reduce_sum float");
-      ref.all_reduce_sum(host.data(), n, "reference");
-      report("all_reduce_sum float n=" + std::to_string(n), same(dev.download(), host));
-    }
-    {
-      std::vector<double> host = inputs<double>(n, nccl.rank(), n + 1);
-      DeviceArray<double> dev(n);
-      dev.upload(host);
-      nccl.all_reduce_sum(dev.p, n, "check all_reduce_sum double");
-      ref.all_reduce_sum(host.data(), n, "reference");
-      report("all_reduce_sum double n=" + std::to_string(n), same(dev.download(), host));
-    }
-    {
-      std::vector<float> host = inputs<float>(n, nccl.rank(), n + 2);
-      DeviceArray<float> dev(n);
-      dev.upload(host);
-      nccl.all_reduce_max(dev.p, n, "check all_reduce_max");
-      ref.all_reduce_max(host.data(), n, "reference");
-      report("all_reduce_max n=" + std::to_string(n), same(dev.download(), host));
-    }
+    const std::string at = " n=" + std::to_string(n);
+    check_in_place<float>(
+        "all_reduce_sum float" + at, n, rank, n, [&](float* d) { nccl.all_reduce_sum(d, n, "check float sum"); },
+        [&](float* h) { ref.all_reduce_sum(h, n, "reference"); });
+    check_in_place<double>(
+        "all_reduce_sum double" + at, n, rank, n + 1, [&](double* d) { nccl.all_reduce_sum(d, n, "check double sum"); },
+        [&](double* h) { ref.all_reduce_sum(h, n, "reference"); });
+    check_in_place<float>(
+        "all_reduce_max" + at, n, rank, n + 2, [&](float* d) { nccl.all_reduce_max(d, n, "check max"); },
+        [&](float* h) { ref.all_reduce_max(h, n, "reference"); });
   }
 }
 
 void check_shards(dist::Communicator& nccl, dist::Communicator& ref) {
   const size_t ranks = static_cast<size_t>(nccl.size());
+  const int rank = nccl.rank();
   for (size_t per : {size_t{5}, size_t{4099}}) {
     {
-      const std::vector<float> in = inputs<float>(per * ranks, nccl.rank(), per);
+      const std::vector<float> in = inputs<float>(per * ranks, rank, per);
       std::vector<float> out(per);
       DeviceArray<float> din(per * ranks), dout(per);
       din.upload(in);
@@ -111,7 +111,7 @@ void check_shards(dist::Communicator& nccl, dist::Communicator& ref) {
       report("reduce_scatter_sum per_rank=" + std::to_string(per), same(dout.download(), out));
     }
     {
-      const std::vector<float> in = inputs<float>(per, nccl.rank(), per + 1);
+      const std::vector<float> in = inputs<float>(per, rank, per + 1);
       std::vector<float> out(per * ranks);
       DeviceArray<float> din(per), dout(per * ranks);
       din.upload(in);
@@ -120,35 +120,23 @@ void check_shards(dist::Communicator& nccl, dist::Communicator& ref) {
       report("all_gather per_rank=" + std::to_string(per), same(dout.download(), out));
     }
   }
-  for (int root : {0, nccl.size() - 1}) {
-    std::vector<float> host = inputs<float>(4099, nccl.rank(), 7 + static_cast<uint64_t>(root));
-    DeviceArray<float> dev(host.size());
-    dev.upload(host);
-    nccl.reduce_sum(dev.p, host.size(), root, "check reduce");
-    ref.reduce_sum(host.data(), host.size(), root, "reference");  // the others' data stays as it was
-    report("reduce_sum root=" + std::to_string(root), same(dev.download(), host));
-  }
-  {
-    std::vector<size_t> counts;  // unequal blocks, the last shortest (ZeRO's flat buffer)
-    for (size_t r = 0; r < ranks; ++r) counts.push_back(r + 1 == ranks ? 3 : 4099 + r);
-    size_t total = 0;
-    for (size_t c : counts) total += c;
-    std::vector<float> host = inputs<float>(total, nccl.rank(), 11);
-    DeviceArray<float> dev(total);
-    dev.upload(host);
-    nccl.all_gather_v(dev.p, counts, "check all_gather_v");
-    ref.all_gather_v(host.data(), counts, "reference");
-    report("all_gather_v", same(dev.download(), host));
-  }
-  {
-    const int root = nccl.size() - 1;
-    std::vector<float> host = inputs<float>(1001, nccl.rank(), 13);
-    DeviceArray<float> dev(host.size());
-    dev.upload(host);
-    nccl.broadcast(dev.p, host.size() * sizeof(float), root, "check broadcast");
-    ref.broadcast(host.data(), host.size() * sizeof(float), root, "reference");
-    report("broadcast root=" + std::to_string(root), same(dev.download(), host));
-  }
+  for (int root : {0, nccl.size() - 1})  // the others' data stays as it was
+    check_in_place<float>(
+        "reduce_sum root=" + std::to_string(root), 4099, rank, 7 + static_cast<uint64_t>(root),
+        [&](float* d) { nccl.reduce_sum(d, 4099, root, "check reduce"); },
+        [&](float* h) { ref.reduce_sum(h, 4099, root, "reference"); });
+  std::vector<size_t> counts;  // unequal blocks, the last shortest (ZeRO's flat buffer)
+  for (size_t r = 0; r < ranks; ++r) counts.push_back(r + 1 == ranks ? 3 : 4099 + r);
+  size_t total = 0;
+  for (size_t c : counts) total += c;
+  check_in_place<float>(
+      "all_gather_v", total, rank, 11, [&](float* d) { nccl.all_gather_v(d, counts, "check all_gather_v"); },
+      [&](float* h) { ref.all_gather_v(h, counts, "reference"); });
+  const int root = nccl.size() - 1;
+  check_in_place<float>(
+      "broadcast root=" + std::to_string(root), 1001, rank, 13,
+      [&](float* d) { nccl.broadcast(d, 1001 * sizeof(float), root, "check broadcast"); },
+      [&](float* h) { ref.broadcast(h, 1001 * sizeof(float), root, "reference"); });
 }
 
 // Ops queued on the compute stream before and after a collective see it in order: fill, sum,

@@ -15,6 +15,7 @@ void parse_bart(const ConfigFields& f, ModelConfig& c) {
   const BartConfig b = parse_bart_fields(f);
   c.hidden_size = f.positive_int_or("d_model", 1024);
   c.num_layers = b.encoder_layers;
+  c.decoder_layers = b.decoder_layers;
   c.num_heads = b.encoder_heads;
   c.intermediate_size = b.encoder_ffn;
   c.max_position_embeddings = f.positive_int_or("max_position_embeddings", 1024);

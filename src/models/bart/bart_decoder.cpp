@@ -1,6 +1,7 @@
 #include "models/bart/bart_decoder.h"
 
 #include "models/batch_checks.h"
+#include "models/seq2seq_decoding.h"
 #include "util/error.h"
 
 namespace strata {
@@ -11,21 +12,9 @@ BartDecoder<T>::BartDecoder(const BartModel<T>& m, const std::vector<int32_t>& s
   const ModelConfig& c = m.config();
   STRATA_CHECK(source_len_ > 0 && source_len_ <= c.max_position_embeddings, "[bart decoder] a source of ",
                source_len_, " tokens; the encoder takes 1..", c.max_position_embeddings);
-  Batch b;
-  b.B = 1;
-  b.T = source_len_;
-  b.input_ids = source;
-  b.attention_mask.assign(source.size(), 1);
-  b.token_type_ids.assign(source.size(), 0);
-  check_batch(c, b, "[bart decoder] source");
   BartState<T> encoder;
-  const T* enc_out = m.encode(b, nn::DropoutCtx{false, 0}, encoder);
-  const nn::Flat<T> f = m.flat_for_forward();
-  cross_.resize(m.dec_.size());
-  for (size_t i = 0; i < m.dec_.size(); ++i) {
-    cross_[i].reset(1, source_len_, m.dec_[i].cross_attn.k.out);
-    nn::cache_keys_values(m.dec_[i].cross_attn, f, enc_out, 1, source_len_, 0, cross_[i], tmp_);
-  }
+  const T* enc_out = m.encode(source_batch(c, source, "bart decoder"), nn::DropoutCtx{false, 0}, encoder);
+  cross_ = cross_attention_caches(m.dec_, m.flat_for_forward(), enc_out, source_len_, tmp_);
 }
 
 template <typename T>
@@ -58,10 +47,7 @@ const T* BartDecoder<T>::append(const int32_t* ids, int n) {
     x = ffn_.out.data();
   }
   len_ += n;
-  last_rows_.resize(static_cast<size_t>(B_));
-  for (int b = 0; b < B_; ++b) last_rows_[b] = b * n + n - 1;
-  last_.resize(static_cast<size_t>(B_) * C);
-  kernels::gather_rows(x, last_rows_.data(), last_.data(), B_, C);
+  last_new_positions(x, B_, n, C, last_rows_, last_);
   m_.lm_head_forward(last_.data(), B_, logits_);
   return m_.whole_vocabulary(logits_.data(), B_, whole_);
 }

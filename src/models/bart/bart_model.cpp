@@ -137,14 +137,6 @@ void BartModel<T>::build() {
 }
 
 template <typename T>
-std::unique_ptr<ModelState> BartModel<T>::make_state(const nn::ActivationPolicy& p) const {
-  if (p.checkpoint_every > 0 || p.offload)
-    fail(this->cfg_.architecture(), ": gradient checkpointing and activation offloading are not implemented for "
-         "BART (it keeps every layer's saved tensors); turn them off");
-  return std::make_unique<BartState<T>>();
-}
-
-template <typename T>
 void BartModel<T>::embed(const BartEmbeddingSpec& e, const std::vector<int32_t>& ids, int B, int T_,
                          const nn::DropoutCtx& drop, BartEmbeddingSaved<T>& s, int first_position) const {
   const int N = B * T_, C = this->cfg_.hidden_size;
@@ -182,6 +174,7 @@ const T* BartModel<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
   const ModelConfig& c = this->cfg_;
   const nn::Flat<T> f = this->flat_for_forward();
   const int N = b.B * s.Td, C = c.hidden_size;
+  s.head_input = h;
   switch (c.task) {
     case Task::Base: return h;
     case Task::Seq2SeqLM:
@@ -226,50 +219,58 @@ void BartModel<T>::lm_head_forward(const T* h, int N, Buffer<T>& logits) const {
 }
 
 template <typename T>
-const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* /*input*/,
+size_t BartModel<T>::boundary_values(int B, int T_, int Td, int u) const {
+  const size_t C = static_cast<size_t>(this->cfg_.hidden_size);
+  return u <= bart_.encoder_layers ? static_cast<size_t>(B) * T_ * C : static_cast<size_t>(B) * (Td + T_) * C;
+}
+
+template <typename T>
+const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                                ModelState& state) const {
-  if (r.begin != 0 || r.end != this->num_units())
-    fail(this->cfg_.architecture(), ": forward runs the whole model (units 0..", this->num_units() - 1,
-         "); the decoder reads the encoder's output, which a pipeline stage boundary does not carry");
   auto& s = static_cast<BartState<T>&>(state);
   const nn::Flat<T> f = this->flat_for_forward();
-  const int B = b.B, T_ = b.T;
+  const int Le = bart_.encoder_layers, Ld = bart_.decoder_layers, B = b.B, Ts = b.T, C = this->cfg_.hidden_size;
   const int32_t* mask = b.attention_mask.data();
-  s.dec.resize(dec_.size());
-  const T* enc_out = encode(b, drop, s);
-
-  const std::vector<int32_t> dec_ids = decoder_inputs(this->cfg_, b, bart_.decoder_start_token_id, &s.Td);
-  embed(dec_emb_, dec_ids, B, s.Td, drop, s.dec_emb);
-  const int Nd = B * s.Td;
-  const T* x = s.dec_emb.out.data();
-  for (size_t i = 0; i < dec_.size(); ++i) {
-    auto& sv = s.dec[i];
-    // decoder self-attention: causal only (HF passes no decoder_attention_mask here)
-    nn::attention_sublayer_forward<T>(dec_[i].self_attn, f, x, nullptr, nullptr, nullptr, B, s.Td, s.Td, drop,
-                                   sv.self_attn, s.scratch);
-    nn::attention_sublayer_forward<T>(dec_[i].cross_attn, f, sv.self_attn.out.data(), enc_out, mask, nullptr, B, s.Td,
-                                   T_, drop, sv.cross_attn, s.scratch);
-    nn::ffn_sublayer_forward(dec_[i].ffn, f, sv.cross_attn.out.data(), Nd, drop, sv.ffn, s.scratch);
-    x = sv.ffn.out.data();
+  s.Td = decoder_length(this->cfg_, b);
+  const size_t NdC = static_cast<size_t>(B) * s.Td * C, NC = static_cast<size_t>(B) * Ts * C;
+  if (r.begin > 0) {
+    s.input.resize(this->boundary_values(b, r.begin - 1));
+    kernels::copy(input, s.input.data(), s.input.size());
   }
-  return head_forward(b, drop, x, s);
+  // the encoder's side: its embeddings (unit 0) and layers (units 1..Le)
+  const T* x = s.input.data();
+  if (r.begin == 0) {
+    embed(enc_emb_, b.input_ids, B, Ts, drop, s.enc_emb);
+    x = s.enc_emb.out.data();
+  }
+  x = s.enc.forward(std::max(r.begin, 1) - 1, std::min(r.end - 1, Le), x,
+                    [&](int i, const T* in, nn::Seq2SeqEncoderBlockSaved<T>& sv) {
+                      nn::seq2seq_encoder_block_forward<T>(enc_[i], f, in, mask, nullptr, B, Ts, drop, sv, s.scratch);
+                    });
+  if (r.end - 1 <= Le) return x;
+
+  // the decoder's side: its embeddings with its first layer (unit Le+1), its layers, the head
+  s.enc_out = r.begin <= Le + 1 ? x : s.input.data() + NdC;
+  if (r.begin <= Le + 1) {
+    const std::vector<int32_t> dec_ids = decoder_inputs(this->cfg_, b, bart_.decoder_start_token_id, &s.Td);
+    embed(dec_emb_, dec_ids, B, s.Td, drop, s.dec_emb);
+    x = s.dec_emb.out.data();
+  }
+  x = s.dec.forward(std::max(r.begin, Le + 1) - 1, std::min(r.end - 1, Le + Ld), x,
+                    [&](int i, const T* in, nn::Seq2SeqDecoderBlockSaved<T>& sv) {
+                      nn::seq2seq_decoder_block_forward<T>(dec_[i - Le], f, in, s.enc_out, mask, nullptr, B, s.Td, Ts,
+                                                           drop, sv, s.scratch);
+                    });
+  if (r.contains(this->head_unit())) return head_forward(b, drop, x, s);
+  s.output.resize(NdC + NC);
+  kernels::copy(x, s.output.data(), NdC);
+  kernels::copy(s.enc_out, s.output.data() + NdC, NC);
+  return s.output.data();
 }
 
 template <typename T>
 const T* BartModel<T>::encode(const Batch& b, const nn::DropoutCtx& drop, BartState<T>& s) const {
-  const nn::Flat<T> f = this->flat_for_forward();
-  const int B = b.B, T_ = b.T, N = B * T_;
-  const int32_t* mask = b.attention_mask.data();
-  s.enc.resize(enc_.size());
-  embed(enc_emb_, b.input_ids, B, T_, drop, s.enc_emb);
-  const T* x = s.enc_emb.out.data();
-  for (size_t i = 0; i < enc_.size(); ++i) {
-    nn::attention_sublayer_forward<T>(enc_[i].self_attn, f, x, nullptr, mask, nullptr, B, T_, T_, drop,
-                                      s.enc[i].self_attn, s.scratch);
-    nn::ffn_sublayer_forward(enc_[i].ffn, f, s.enc[i].self_attn.out.data(), N, drop, s.enc[i].ffn, s.scratch);
-    x = s.enc[i].ffn.out.data();
-  }
-  return x;
+  return forward(b, drop, {0, bart_.encoder_layers + 1}, nullptr, s);
 }
 
 template <typename T>
@@ -280,8 +281,30 @@ std::unique_ptr<CausalDecoder<T>> BartModel<T>::new_cached_seq2seq_decoder(const
 
 template <typename T>
 const T* BartModel<T>::infer(const Batch& b, ModelState& state) const {
-  // Keeps every layer's tensors (as a training forward does): no slot reuse for BART yet.
-  return forward(b, nn::DropoutCtx{false, 0}, this->all_units(), nullptr, state);
+  auto& s = static_cast<BartState<T>&>(state);
+  const nn::Flat<T> f = this->flat_for_forward();
+  const nn::DropoutCtx off{false, 0};
+  const int B = b.B, Ts = b.T;
+  const int32_t* mask = b.attention_mask.data();
+  // Each stack's layers run through two of its records in turn: layer i reads slot (i-1)%2's
+  // output and writes slot i%2. The encoder's last output stays in its slot for the decoder.
+  embed(enc_emb_, b.input_ids, B, Ts, off, s.enc_emb);
+  const T* x = s.enc_emb.out.data();
+  for (int i = 0; i < static_cast<int>(enc_.size()); ++i) {
+    nn::Seq2SeqEncoderBlockSaved<T>& slot = s.enc.inference_slot(i);
+    nn::seq2seq_encoder_block_forward<T>(enc_[i], f, x, mask, nullptr, B, Ts, off, slot, s.scratch);
+    x = slot.out.data();
+  }
+  s.enc_out = x;
+  const std::vector<int32_t> dec_ids = decoder_inputs(this->cfg_, b, bart_.decoder_start_token_id, &s.Td);
+  embed(dec_emb_, dec_ids, B, s.Td, off, s.dec_emb);
+  x = s.dec_emb.out.data();
+  for (int i = 0; i < static_cast<int>(dec_.size()); ++i) {
+    nn::Seq2SeqDecoderBlockSaved<T>& slot = s.dec.inference_slot(i);
+    nn::seq2seq_decoder_block_forward<T>(dec_[i], f, x, s.enc_out, mask, nullptr, B, s.Td, Ts, off, slot, s.scratch);
+    x = slot.out.data();
+  }
+  return head_forward(b, off, x, s);
 }
 
 template <typename T>
@@ -327,71 +350,84 @@ template <typename T>
 const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output,
                                 ModelState& state, const GradsFinalHook& grads_final) {
   const ModelConfig& c = this->cfg_;
-  const bool head_only = r.begin == this->head_unit() && r.end == this->num_units();
-  if (!head_only && (r.begin != 0 || r.end != this->num_units()))
-    fail(c.architecture(), ": backward runs the whole model or its head alone (no pipeline stages)");
   auto& s = static_cast<BartState<T>&>(state);
   const nn::Flat<T> f = this->flat_for_backward(state);
-  const int B = b.B, T_ = b.T, N = B * T_, Nd = B * s.Td, C = c.hidden_size;
-  const size_t NdC = static_cast<size_t>(Nd) * C, NC = static_cast<size_t>(N) * C;
+  const int Le = bart_.encoder_layers, Ld = bart_.decoder_layers;
+  const int B = b.B, Ts = b.T, Td = s.Td, Nd = B * Td, C = c.hidden_size;
+  const size_t NdC = static_cast<size_t>(Nd) * C, NC = static_cast<size_t>(B) * Ts * C;
   const int32_t* mask = b.attention_mask.data();
+  const bool decoder_side = r.end - 1 > Le;
   s.d_dec.resize(NdC);
   s.d_dec_next.resize(NdC);
-  const T* dec_out = dec_.empty() ? s.dec_emb.out.data() : s.dec.back().ffn.out.data();
-  switch (c.task) {
-    case Task::Seq2SeqLM: {
-      // the bias is HF's final_logits_bias buffer: no gradient
-      const nn::LinearSpec lm{shared_, nn::LinearSpec::kNoBias, C, vocab_.rows};
-      nn::linear_backward(lm, f, dec_out, s.dlogits.data(), s.d_dec.data(), Nd);
-      nn::tp_sum(f.tp, s.d_dec.data(), NdC);  // each rank's vocabulary columns' share
-      break;
-    }
-    case Task::SequenceClassification: {
-      s.d_pooled.resize(static_cast<size_t>(B) * C);
-      nn::classifier_head_backward(classifier_, f, B, 1, drop, s.classifier, s.dlogits.data(), s.d_pooled.data());
-      s.d_dec.zero();
-      kernels::scatter_rows(s.d_pooled.data(), s.pooled_rows.data(), s.d_dec.data(), B, C);
-      break;
-    }
-    case Task::Base:
-      if (!d_output) fail("backward needs a task head (", c.architecture(), " has none) or d_output");
-      kernels::copy(d_output, s.d_dec.data(), NdC);
-      break;
-    default: fail("backward needs a task head (", c.architecture(), " has none)");
-  }
-  if (head_only) return s.d_dec.data();
-
-  // decoder: each layer's cross-attention adds to the gradient of the encoder's output
-  const T* enc_out = enc_.empty() ? s.enc_emb.out.data() : s.enc.back().ffn.out.data();
   s.d_enc.resize(NC);
   s.d_enc_next.resize(NC);
-  s.d_enc.zero();
-  for (int i = static_cast<int>(dec_.size()) - 1; i >= 0; --i) {
-    auto& sv = s.dec[static_cast<size_t>(i)];
-    const T* in = i == 0 ? s.dec_emb.out.data() : s.dec[static_cast<size_t>(i) - 1].ffn.out.data();
-    T* d = s.d_dec.data();
-    T* d2 = s.d_dec_next.data();
-    nn::ffn_sublayer_backward(dec_[i].ffn, f, sv.cross_attn.out.data(), Nd, drop, sv.ffn, d, d2, s.scratch);
-    nn::attention_sublayer_backward<T>(dec_[i].cross_attn, f, sv.self_attn.out.data(), enc_out, mask, B, s.Td, T_, drop,
-                                    sv.cross_attn, d2, d, s.d_enc.data(), nullptr, s.scratch);
-    nn::attention_sublayer_backward<T>(dec_[i].self_attn, f, in, nullptr, nullptr, B, s.Td, s.Td, drop, sv.self_attn, d,
-                                    d2, nullptr, nullptr, s.scratch);
-    std::swap(s.d_dec, s.d_dec_next);
+  if (r.contains(this->head_unit())) {
+    switch (c.task) {
+      case Task::Seq2SeqLM: {
+        // the bias is HF's final_logits_bias buffer: no gradient
+        const nn::LinearSpec lm{shared_, nn::LinearSpec::kNoBias, C, vocab_.rows};
+        nn::linear_backward(lm, f, s.head_input, s.dlogits.data(), s.d_dec.data(), Nd);
+        nn::tp_sum(f.tp, s.d_dec.data(), NdC);  // each rank's vocabulary columns' share
+        break;
+      }
+      case Task::SequenceClassification: {
+        s.d_pooled.resize(static_cast<size_t>(B) * C);
+        nn::classifier_head_backward(classifier_, f, B, 1, drop, s.classifier, s.dlogits.data(), s.d_pooled.data());
+        s.d_dec.zero();
+        kernels::scatter_rows(s.d_pooled.data(), s.pooled_rows.data(), s.d_dec.data(), B, C);
+        break;
+      }
+      case Task::Base:
+        if (!d_output) fail("backward needs a task head (", c.architecture(), " has none) or d_output");
+        kernels::copy(d_output, s.d_dec.data(), NdC);
+        break;
+      default: fail("backward needs a task head (", c.architecture(), " has none)");
+    }
+    s.d_enc.zero();  // the head does not read the encoder's output
+  } else if (decoder_side) {
+    kernels::copy(d_output, s.d_dec.data(), NdC);
+    kernels::copy(d_output + NdC, s.d_enc.data(), NC);
+  } else {
+    kernels::copy(d_output, s.d_enc.data(), NC);
   }
-  embed_backward(dec_emb_, f, B, s.Td, drop, s.dec_emb, s.d_dec.data());
 
-  for (int i = static_cast<int>(enc_.size()) - 1; i >= 0; --i) {
-    auto& sv = s.enc[static_cast<size_t>(i)];
-    const T* in = i == 0 ? s.enc_emb.out.data() : s.enc[static_cast<size_t>(i) - 1].ffn.out.data();
-    T* d = s.d_enc.data();
-    T* d2 = s.d_enc_next.data();
-    nn::ffn_sublayer_backward(enc_[i].ffn, f, sv.self_attn.out.data(), N, drop, sv.ffn, d, d2, s.scratch);
-    nn::attention_sublayer_backward<T>(enc_[i].self_attn, f, in, nullptr, mask, B, T_, T_, drop, sv.self_attn, d2, d,
-                                    nullptr, nullptr, s.scratch);
+  const T* d_input = nullptr;
+  if (decoder_side) {
+    // each decoder layer's cross-attention adds to the gradient of the encoder's output
+    for (int i = std::min(r.end - 1, Le + Ld) - 1; i >= std::max(r.begin, Le + 1) - 1; --i) {
+      nn::Seq2SeqDecoderBlockSaved<T>& sv =
+          s.dec.for_backward(i, [&](int k, const T* in, nn::Seq2SeqDecoderBlockSaved<T>& w) {
+            nn::seq2seq_decoder_block_forward<T>(dec_[k - Le], f, in, s.enc_out, mask, nullptr, B, Td, Ts, drop, w,
+                                                 s.scratch);
+          });
+      nn::seq2seq_decoder_block_backward<T>(dec_[i - Le], f, s.dec.input(i), s.enc_out, mask, B, Td, Ts, drop, sv,
+                                            s.d_dec, s.d_dec_next, s.d_enc.data(), nullptr, s.scratch);
+    }
+    if (r.begin > Le + 1) {
+      s.d_input.resize(NdC + NC);
+      kernels::copy(s.d_dec.data(), s.d_input.data(), NdC);
+      kernels::copy(s.d_enc.data(), s.d_input.data() + NdC, NC);
+      d_input = s.d_input.data();
+    } else {
+      embed_backward(dec_emb_, f, B, Td, drop, s.dec_emb, s.d_dec.data());
+    }
   }
-  embed_backward(enc_emb_, f, B, T_, drop, s.enc_emb, s.d_enc.data());
-  if (grads_final) grads_final(0);  // the shared table (offset 0) is final only after both stacks
-  return nullptr;
+  if (r.begin <= Le + 1) {
+    for (int i = std::min(r.end - 1, Le) - 1; i >= std::max(r.begin, 1) - 1; --i) {
+      nn::Seq2SeqEncoderBlockSaved<T>& sv =
+          s.enc.for_backward(i, [&](int k, const T* in, nn::Seq2SeqEncoderBlockSaved<T>& w) {
+            nn::seq2seq_encoder_block_forward<T>(enc_[k], f, in, mask, nullptr, B, Ts, drop, w, s.scratch);
+          });
+      nn::seq2seq_encoder_block_backward<T>(enc_[i], f, s.enc.input(i), mask, B, Ts, drop, sv, s.d_enc, s.d_enc_next,
+                                            nullptr, s.scratch);
+    }
+    if (r.begin > 0) d_input = s.d_enc.data();
+    else embed_backward(enc_emb_, f, B, Ts, drop, s.enc_emb, s.d_enc.data());
+  }
+  // Every gradient of the range's units is final now; the shared table (offset 0) only after
+  // both stacks' embeddings and the tied head, which the range that starts at unit 0 ends with.
+  if (grads_final) grads_final(0);
+  return d_input;
 }
 
 template <typename T>
@@ -405,15 +441,20 @@ typename Model<T>::ActivationTerms BartModel<T>::activation_terms(int B, int T_)
     case Task::SequenceClassification: outside += static_cast<size_t>(B) * (4 * C + c.num_labels); break;
     default: break;
   }
-  // per block the larger, a decoder layer: two attention sublayers (q, k, v, ctx, LN input,
-  // statistics, output, probabilities) and the FFN (pre-activation, LN input, statistics, output);
-  // the block's output is the next one's input (boundary). A tensor-parallel rank keeps its
-  // heads' q, k, v, ctx and probabilities and its share of the FFN's width.
-  const size_t heads = static_cast<size_t>(std::max(bart_.encoder_heads, bart_.decoder_heads)) / P;
-  const size_t F = static_cast<size_t>(std::max(bart_.encoder_ffn, bart_.decoder_ffn)) / P;
-  const size_t attn = 2 * N * C + 4 * N * C / P + 2 * N + static_cast<size_t>(B) * heads * T_ * T_;
-  const size_t ffn = N * F + 2 * N * C + 2 * N;
-  return {outside, 2 * attn + ffn - N * C, N * C, num_blocks()};
+  // per layer its attention sublayers (q, k, v, ctx, LN input, statistics, output,
+  // probabilities) and the FFN (pre-activation, LN input, statistics); the FFN's output is the
+  // next layer's input (boundary). A tensor-parallel rank keeps its heads' q, k, v, ctx and
+  // probabilities and its share of the FFN's width.
+  auto attn = [&](int heads) {
+    return 2 * N * C + 4 * N * C / P + 2 * N + static_cast<size_t>(B) * (heads / P) * T_ * T_;
+  };
+  auto ffn = [&](int F) { return N * (static_cast<size_t>(F) / P) + N * C + 2 * N; };
+  typename Model<T>::ActivationTerms t{outside, attn(bart_.encoder_heads) + ffn(bart_.encoder_ffn), N * C,
+                                       bart_.encoder_layers};
+  t.decoder_saved = 2 * attn(bart_.decoder_heads) + ffn(bart_.decoder_ffn);
+  t.decoder_boundary = N * C;
+  t.decoder_blocks = bart_.decoder_layers;
+  return t;
 }
 
 template <typename T>
@@ -425,6 +466,7 @@ size_t BartModel<T>::scratch_values(int B, int T_) const {
   return 2 * static_cast<size_t>(B) * heads * T_ * T_  // probabilities, dropped and their gradient
          + 6 * N * C + 2 * N * F                        // the sublayers' gradients
          + 4 * N * C                                    // d_dec, d_dec_next, d_enc, d_enc_next
+         + 2 * N * C                                    // a decoder-side range's d(input)
          + loss_values(B, T_);
 }
 

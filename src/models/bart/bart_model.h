@@ -7,9 +7,12 @@
 // decoder's state at each row's last eos token.
 //
 // Units: 0 = the encoder's embeddings, 1..Le the encoder layers, Le+1..Le+Ld the decoder layers
-// (the decoder's embeddings run with its first layer), Le+Ld+1 the head. The decoder reads the
-// encoder's output besides the hidden state, so a range must cover the whole model (or, in
-// backward, the head alone: freeze_base_model); pipeline stages are refused.
+// (the decoder's embeddings run with its first layer), Le+Ld+1 the head. Every decoder layer's
+// cross-attention reads the encoder's output, so the boundary after a decoder-side unit is
+// [decoder hidden state B*Td*C ; encoder output B*Ts*C] (after an encoder-side one, B*Ts*C),
+// and the gradient going back carries d(encoder output), to which each decoder layer adds, to
+// the encoder's last layer. The layers of each stack run through a BlockActivations of their
+// own (nn/seq2seq_block.h), which keeps, recomputes or offloads them as the policy says.
 //
 // final_logits_bias is a buffer in HF, not a parameter: it is in the table (checkpoints carry
 // it) with no_decay set, and backward never gives it a gradient, so AdamW leaves it as it is.
@@ -25,20 +28,15 @@
 
 #include "models/bart/bart_config.h"
 #include "models/model.h"
+#include "nn/block_activations.h"
 #include "nn/heads.h"
-#include "nn/seq2seq_layer.h"
+#include "nn/seq2seq_block.h"
 #include "nn/vocab_parallel.h"
 
 namespace strata {
 
-struct BartEncoderLayerSpec {
-  nn::AttentionSublayerSpec self_attn;
-  nn::FfnSublayerSpec ffn;
-};
-struct BartDecoderLayerSpec {
-  nn::AttentionSublayerSpec self_attn, cross_attn;
-  nn::FfnSublayerSpec ffn;
-};
+using BartEncoderLayerSpec = nn::Seq2SeqEncoderBlockSpec;
+using BartDecoderLayerSpec = nn::Seq2SeqDecoderBlockSpec;
 
 // Token + position embeddings, then layernorm_embedding and dropout, of one stack.
 struct BartEmbeddingSpec {
@@ -56,17 +54,16 @@ struct BartEmbeddingSaved {
 
 template <typename T>
 struct BartState : ModelState {
+  explicit BartState(const nn::ActivationPolicy& policy = {}) : enc(policy), dec(policy) {}
+  size_t offload_pool_bytes() const override { return enc.offload_pool_bytes() + dec.offload_pool_bytes(); }
+
+  Buffer<T> input;  // the boundary entering a range that starts past the embeddings
   BartEmbeddingSaved<T> enc_emb, dec_emb;
-  struct Enc {
-    nn::AttentionSublayerSaved<T> self_attn;
-    nn::FfnSublayerSaved<T> ffn;
-  };
-  struct Dec {
-    nn::AttentionSublayerSaved<T> self_attn, cross_attn;
-    nn::FfnSublayerSaved<T> ffn;
-  };
-  std::vector<Enc> enc;
-  std::vector<Dec> dec;
+  nn::BlockActivations<T, nn::Seq2SeqEncoderBlockSaved<T>> enc;
+  nn::BlockActivations<T, nn::Seq2SeqDecoderBlockSaved<T>> dec;  // numbered Le.. (the policy counts both stacks)
+  const T* enc_out = nullptr;     // the encoder's output the decoder layers read [B*Ts, C]
+  const T* head_input = nullptr;  // the decoder's output [B*Td, C]
+  Buffer<T> output;               // a range ending on the decoder side hands on [decoder hidden ; encoder output]
   int Td = 0;                     // decoder length (the targets', or T when the decoder reads input_ids)
   std::vector<int32_t> pooled_rows;  // sequence classification: row r * Td + the position of r's last eos
   Buffer<T> pooled;               // [B, C]
@@ -75,7 +72,7 @@ struct BartState : ModelState {
   Buffer<T> gathered_logits;  // ... and every rank's, gathered by an inference pass for head_outputs
   nn::VocabParallelCeScratch<T> ce;
   nn::Seq2SeqScratch<T> scratch;
-  Buffer<T> d_dec, d_dec_next, d_enc, d_enc_next, d_pooled, d_emb;
+  Buffer<T> d_dec, d_dec_next, d_enc, d_enc_next, d_pooled, d_input;
 };
 
 template <typename T>
@@ -88,6 +85,8 @@ class BartModel final : public Model<T> {
 
   int num_blocks() const override { return bart_.encoder_layers + bart_.decoder_layers; }
   std::vector<size_t> unit_parameters(int u) const override { return unit_params_.at(static_cast<size_t>(u)); }
+  size_t boundary_values(int B, int T_, int Td, int u) const override;
+  using Model<T>::boundary_values;
   const T* forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                    ModelState& state) const override;
   LossResult loss(const Batch& b, ModelState& state, double norm = 0) const override;
@@ -105,7 +104,9 @@ class BartModel final : public Model<T> {
  private:
   template <typename>
   friend class BartDecoder;
-  std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& p) const override;
+  std::unique_ptr<ModelState> make_state(const nn::ActivationPolicy& p) const override {
+    return std::make_unique<BartState<T>>(p);
+  }
   void build();
   nn::AttentionSublayerSpec add_attention(const std::string& p, const std::string& ln, int heads, bool causal,
                                           uint64_t stream);

@@ -17,6 +17,7 @@ void parse_t5(const ConfigFields& f, ModelConfig& c) {
   const T5Config t = parse_t5_fields(f);
   c.hidden_size = t.d_model;
   c.num_layers = t.num_layers;
+  c.decoder_layers = t.num_decoder_layers;
   c.num_heads = t.num_heads;
   c.head_width = t.d_kv;  // num_heads * d_kv need not be d_model
   c.intermediate_size = t.d_ff;

@@ -1,6 +1,7 @@
 #include "models/t5/t5_decoder.h"
 
 #include "models/batch_checks.h"
+#include "models/seq2seq_decoding.h"
 #include "util/error.h"
 
 namespace strata {
@@ -10,21 +11,9 @@ T5Decoder<T>::T5Decoder(const T5Model<T>& m, const std::vector<int32_t>& source)
     : m_(m), source_len_(static_cast<int>(source.size())) {
   const ModelConfig& c = m.config();
   STRATA_CHECK(source_len_ > 0, "[t5 decoder] the source is empty");
-  Batch b;
-  b.B = 1;
-  b.T = source_len_;
-  b.input_ids = source;
-  b.attention_mask.assign(source.size(), 1);
-  b.token_type_ids.assign(source.size(), 0);
-  check_batch(c, b, "[t5 decoder] source");
   T5State<T> encoder;
-  const T* enc_out = m.encode(b, nn::DropoutCtx{false, 0}, encoder);
-  const nn::Flat<T> f = m.flat_for_forward();
-  cross_.resize(m.dec_.size());
-  for (size_t i = 0; i < m.dec_.size(); ++i) {
-    cross_[i].reset(1, source_len_, m.dec_[i].cross_attn.k.out);
-    nn::cache_keys_values(m.dec_[i].cross_attn, f, enc_out, 1, source_len_, 0, cross_[i], tmp_);
-  }
+  const T* enc_out = m.encode(source_batch(c, source, "t5 decoder"), nn::DropoutCtx{false, 0}, encoder);
+  cross_ = cross_attention_caches(m.dec_, m.flat_for_forward(), enc_out, source_len_, tmp_);
 }
 
 template <typename T>
@@ -46,7 +35,8 @@ const T* T5Decoder<T>::append(const int32_t* ids, int n) {
   const nn::Flat<T> f = m_.flat_for_forward();
   const nn::DropoutCtx off{false, 0};
   new_rows_.ids.assign(ids, ids + N);
-  m_.embed(m_.dec_stack_, B_, n, off, new_rows_, len_);
+  m_.embed(m_.dec_stack_, B_, n, off, new_rows_);
+  m_.position_bias(m_.dec_stack_, n, new_rows_, len_);
   const T* x = new_rows_.emb.data();
   for (size_t i = 0; i < m_.dec_.size(); ++i) {
     const T5DecoderBlockSpec& block = m_.dec_[i];
@@ -59,10 +49,7 @@ const T* T5Decoder<T>::append(const int32_t* ids, int n) {
   }
   len_ += n;
   // final_layer_norm and the head are per position: only each row's last one is needed.
-  last_rows_.resize(static_cast<size_t>(B_));
-  for (int b = 0; b < B_; ++b) last_rows_[b] = b * n + n - 1;
-  last_hidden_.resize(static_cast<size_t>(B_) * C);
-  kernels::gather_rows(x, last_rows_.data(), last_hidden_.data(), B_, C);
+  last_new_positions(x, B_, n, C, last_rows_, last_hidden_);
   m_.finish(m_.dec_stack_, last_hidden_.data(), B_, off, last_);
   const T* logits = m_.lm_head_forward(last_.out.data(), B_, scaled_, logits_);
   return m_.whole_vocabulary(logits, B_, whole_);

@@ -152,34 +152,31 @@ void T5Model<T>::build() {
 }
 
 template <typename T>
-std::unique_ptr<ModelState> T5Model<T>::make_state(const nn::ActivationPolicy& p) const {
-  if (p.checkpoint_every > 0 || p.offload)
-    fail(this->cfg_.architecture(), ": gradient checkpointing and activation offloading are not implemented for "
-         "T5 (it keeps every layer's saved tensors); turn them off");
-  return std::make_unique<T5State<T>>();
+void T5Model<T>::embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCtx& drop, T5StackSaved<T>& s) const {
+  const int N = B * T_, C = t5_.d_model;
+  const size_t NC = static_cast<size_t>(N) * C;
+  s.emb.resize(NC);
+  s.emb.zero();
+  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), s.ids.data(), this->params_.data() + shared_,
+                                       s.emb.data(), N, C);
+  kernels::dropout_forward(s.emb.data(), s.emb.data(), NC, drop.p(t5_.dropout_rate), drop.seed, st.embedding_stream);
 }
 
 template <typename T>
-void T5Model<T>::embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCtx& drop, T5StackSaved<T>& s,
-                       int first_position) const {
-  const int N = B * T_, C = t5_.d_model, NH = heads(), keys = first_position + T_;
-  const size_t NC = static_cast<size_t>(N) * C;
-  const nn::Flat<T> f = this->flat_for_forward();
-  s.emb.resize(NC);
-  s.emb.zero();
-  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), s.ids.data(), f.p + shared_, s.emb.data(), N, C);
-  kernels::dropout_forward(s.emb.data(), s.emb.data(), NC, drop.p(t5_.dropout_rate), drop.seed, st.embedding_stream);
+void T5Model<T>::position_bias(const T5StackSpec& st, int T_, T5StackSaved<T>& s, int first_position) const {
+  const int NH = heads(), keys = first_position + T_;
   s.buckets = relative_position_buckets(T_, keys, st.bidirectional, t5_.relative_attention_num_buckets,
                                         t5_.relative_attention_max_distance, first_position);
   s.bias.resize(static_cast<size_t>(T_) * keys * NH);
   s.bias.zero();
-  kernels::embedding_forward(s.buckets.data(), f.p + st.relative_bias, s.bias.data(), T_ * keys, NH);
+  kernels::embedding_forward(s.buckets.data(), this->params_.data() + st.relative_bias, s.bias.data(), T_ * keys, NH);
 }
 
 template <typename T>
 void T5Model<T>::finish(const T5StackSpec& st, const T* x, int N, const nn::DropoutCtx& drop,
                         T5StackSaved<T>& s) const {
   const size_t NC = static_cast<size_t>(N) * t5_.d_model;
+  s.last = x;
   s.final_rstd.resize(N);
   s.out.resize(NC);
   nn::rmsnorm_forward(st.final_norm, this->flat_for_forward(), x, s.out.data(), s.final_rstd.data(), N);
@@ -187,57 +184,12 @@ void T5Model<T>::finish(const T5StackSpec& st, const T* x, int N, const nn::Drop
 }
 
 template <typename T>
-void T5Model<T>::finish_backward(const T5StackSpec& st, nn::Flat<T> f, const T* x, int N, const nn::DropoutCtx& drop,
-                                 const T5StackSaved<T>& s, T* d, T* d_next) const {
-  const size_t NC = static_cast<size_t>(N) * t5_.d_model;
-  kernels::dropout_backward(d, d, NC, drop.p(t5_.dropout_rate), drop.seed, st.final_stream);
-  nn::rmsnorm_backward(st.final_norm, f, x, s.final_rstd.data(), d, d_next, N);
-}
-
-template <typename T>
-void T5Model<T>::embed_backward(const T5StackSpec& st, nn::Flat<T> f, int B, int T_, const nn::DropoutCtx& drop,
-                                T5StackSaved<T>& s, T* d, const T* d_bias) const {
-  const int N = B * T_, C = t5_.d_model;
-  kernels::dropout_backward(d, d, static_cast<size_t>(N) * C, drop.p(t5_.dropout_rate), drop.seed,
-                            st.embedding_stream);
-  nn::vocab_parallel_embedding_backward(vocab_, s.ids.data(), d, f.g + shared_, N, C, s.local_ids);
-  kernels::embedding_backward(s.buckets.data(), d_bias, f.g + st.relative_bias, T_ * T_, heads(), -1);
-}
-
-template <typename T>
-const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* /*input*/,
-                             ModelState& state) const {
-  const ModelConfig& c = this->cfg_;
-  if (r.begin != 0 || r.end != this->num_units())
-    fail(c.architecture(), ": forward runs the whole model (units 0..", this->num_units() - 1,
-         "); the decoder reads the encoder's output, which a pipeline stage boundary does not carry");
-  auto& s = static_cast<T5State<T>&>(state);
-  const nn::Flat<T> f = this->flat_for_forward();
-  const int B = b.B, T_ = b.T;
-  const int32_t* mask = b.attention_mask.data();
-  const T* enc_out = encode(b, drop, s);
-
-  s.dec.resize(dec_.size());
-  s.dec_stack.ids = decoder_inputs(this->cfg_, b, t5_.decoder_start_token_id, &s.Td);
-  const int Td = s.Td, Nd = B * Td;
-  embed(dec_stack_, B, Td, drop, s.dec_stack);
-  const T* x = s.dec_stack.emb.data();
-  for (size_t i = 0; i < dec_.size(); ++i) {
-    auto& sv = s.dec[i];
-    // causal only: HF passes no decoder_attention_mask when it shifts the labels itself
-    nn::attention_sublayer_forward<T>(dec_[i].self_attn, f, x, nullptr, nullptr, s.dec_stack.bias.data(), B, Td, Td,
-                                      drop, sv.self_attn, s.scratch);
-    nn::attention_sublayer_forward<T>(dec_[i].cross_attn, f, sv.self_attn.out.data(), enc_out, mask, nullptr, B, Td,
-                                      T_, drop, sv.cross_attn, s.scratch);
-    nn::ffn_sublayer_forward(dec_[i].ffn, f, sv.cross_attn.out.data(), Nd, drop, sv.ffn, s.scratch);
-    x = sv.ffn.out.data();
-  }
-  finish(dec_stack_, x, Nd, drop, s.dec_stack);
-  if (c.task == Task::Base) return s.dec_stack.out.data();
-
-  const T* logits = lm_head_forward(s.dec_stack.out.data(), Nd, s.scaled, s.logits);
-  // Training never gathers the vocabulary-parallel logits; an inference pass (dropout off) does,
-  // for the outputs evaluation reads.
+const T* T5Model<T>::head_forward(const T* h, int Nd, const nn::DropoutCtx& drop, T5State<T>& s) const {
+  s.head_input = h;
+  if (this->cfg_.task == Task::Base) return h;
+  const T* logits = lm_head_forward(h, Nd, s.scaled, s.logits);
+  // Training never gathers the vocabulary-parallel logits; an inference pass does, for the
+  // outputs evaluation reads.
   if (!drop.active) this->whole_vocabulary(logits, Nd, s.gathered_logits);
   return logits;
 }
@@ -260,22 +212,7 @@ const T* T5Model<T>::lm_head_forward(const T* h, int N, Buffer<T>& scaled, Buffe
 
 template <typename T>
 const T* T5Model<T>::encode(const Batch& b, const nn::DropoutCtx& drop, T5State<T>& s) const {
-  const nn::Flat<T> f = this->flat_for_forward();
-  const int B = b.B, T_ = b.T, N = B * T_;
-  const int32_t* mask = b.attention_mask.data();
-  s.enc.resize(enc_.size());
-  s.enc_stack.ids = b.input_ids;
-  embed(enc_stack_, B, T_, drop, s.enc_stack);
-  const T* x = s.enc_stack.emb.data();
-  for (size_t i = 0; i < enc_.size(); ++i) {
-    auto& sv = s.enc[i];
-    nn::attention_sublayer_forward<T>(enc_[i].self_attn, f, x, nullptr, mask, s.enc_stack.bias.data(), B, T_, T_,
-                                      drop, sv.self_attn, s.scratch);
-    nn::ffn_sublayer_forward(enc_[i].ffn, f, sv.self_attn.out.data(), N, drop, sv.ffn, s.scratch);
-    x = sv.ffn.out.data();
-  }
-  finish(enc_stack_, x, N, drop, s.enc_stack);
-  return s.enc_stack.out.data();
+  return forward(b, drop, {0, t5_.num_layers + 1}, nullptr, s);
 }
 
 template <typename T>
@@ -285,9 +222,124 @@ std::unique_ptr<CausalDecoder<T>> T5Model<T>::new_cached_seq2seq_decoder(const s
 }
 
 template <typename T>
+void T5Model<T>::finish_backward(const T5StackSpec& st, nn::Flat<T> f, const T* x, int N, const nn::DropoutCtx& drop,
+                                 const T5StackSaved<T>& s, T* d, T* d_next) const {
+  const size_t NC = static_cast<size_t>(N) * t5_.d_model;
+  kernels::dropout_backward(d, d, NC, drop.p(t5_.dropout_rate), drop.seed, st.final_stream);
+  nn::rmsnorm_backward(st.final_norm, f, x, s.final_rstd.data(), d, d_next, N);
+}
+
+template <typename T>
+void T5Model<T>::embed_backward(const T5StackSpec& st, nn::Flat<T> f, int B, int T_, const nn::DropoutCtx& drop,
+                                T5StackSaved<T>& s, T* d) const {
+  const int N = B * T_, C = t5_.d_model;
+  kernels::dropout_backward(d, d, static_cast<size_t>(N) * C, drop.p(t5_.dropout_rate), drop.seed,
+                            st.embedding_stream);
+  nn::vocab_parallel_embedding_backward(vocab_, s.ids.data(), d, f.g + shared_, N, C, s.local_ids);
+}
+
+template <typename T>
+void T5Model<T>::position_bias_backward(const T5StackSpec& st, nn::Flat<T> f, int T_, const T5StackSaved<T>& s,
+                                        const T* d_bias) const {
+  kernels::embedding_backward(s.buckets.data(), d_bias, f.g + st.relative_bias, T_ * T_, heads(), -1);
+}
+
+template <typename T>
+size_t T5Model<T>::boundary_values(int B, int T_, int Td, int u) const {
+  const size_t C = static_cast<size_t>(t5_.d_model);
+  return u <= t5_.num_layers ? static_cast<size_t>(B) * T_ * C : static_cast<size_t>(B) * (Td + T_) * C;
+}
+
+template <typename T>
+const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
+                             ModelState& state) const {
+  auto& s = static_cast<T5State<T>&>(state);
+  const nn::Flat<T> f = this->flat_for_forward();
+  const int Le = t5_.num_layers, Ld = t5_.num_decoder_layers, B = b.B, Ts = b.T, C = t5_.d_model;
+  const int32_t* mask = b.attention_mask.data();
+  s.Td = decoder_length(this->cfg_, b);
+  const int Td = s.Td;
+  const size_t NdC = static_cast<size_t>(B) * Td * C, NC = static_cast<size_t>(B) * Ts * C;
+  if (r.begin > 0) {
+    s.input.resize(this->boundary_values(b, r.begin - 1));
+    kernels::copy(input, s.input.data(), s.input.size());
+  }
+  // the encoder's side: the embeddings (unit 0), the blocks (units 1..Le), final_layer_norm (with unit Le)
+  const T* x = s.input.data();
+  if (r.begin == 0) {
+    s.enc_stack.ids = b.input_ids;
+    embed(enc_stack_, B, Ts, drop, s.enc_stack);
+    x = s.enc_stack.emb.data();
+  }
+  const int enc_first = std::max(r.begin, 1) - 1, enc_end = std::min(r.end - 1, Le);
+  if (enc_first < enc_end) position_bias(enc_stack_, Ts, s.enc_stack);
+  x = s.enc.forward(enc_first, enc_end, x, [&](int i, const T* in, nn::Seq2SeqEncoderBlockSaved<T>& sv) {
+    nn::seq2seq_encoder_block_forward<T>(enc_[i], f, in, mask, s.enc_stack.bias.data(), B, Ts, drop, sv, s.scratch);
+  });
+  if (r.contains(Le)) {
+    finish(enc_stack_, x, B * Ts, drop, s.enc_stack);
+    x = s.enc_stack.out.data();
+  }
+  if (r.end - 1 <= Le) return x;
+
+  // the decoder's side: its embeddings with its first block (unit Le+1), its blocks,
+  // final_layer_norm (with unit Le+Ld), the head
+  s.enc_out = r.begin <= Le + 1 ? x : s.input.data() + NdC;
+  if (r.begin <= Le + 1) {
+    s.dec_stack.ids = decoder_inputs(this->cfg_, b, t5_.decoder_start_token_id, &s.Td);
+    embed(dec_stack_, B, Td, drop, s.dec_stack);
+    x = s.dec_stack.emb.data();
+  }
+  const int dec_first = std::max(r.begin, Le + 1) - 1, dec_end = std::min(r.end - 1, Le + Ld);
+  if (dec_first < dec_end) position_bias(dec_stack_, Td, s.dec_stack);
+  x = s.dec.forward(dec_first, dec_end, x, [&](int i, const T* in, nn::Seq2SeqDecoderBlockSaved<T>& sv) {
+    nn::seq2seq_decoder_block_forward<T>(dec_[i - Le], f, in, s.enc_out, mask, s.dec_stack.bias.data(), B, Td, Ts, drop,
+                                         sv, s.scratch);
+  });
+  if (r.contains(Le + Ld)) {
+    finish(dec_stack_, x, B * Td, drop, s.dec_stack);
+    x = s.dec_stack.out.data();
+  }
+  if (r.contains(this->head_unit())) return head_forward(x, B * Td, drop, s);
+  s.output.resize(NdC + NC);
+  kernels::copy(x, s.output.data(), NdC);
+  kernels::copy(s.enc_out, s.output.data() + NdC, NC);
+  return s.output.data();
+}
+
+template <typename T>
 const T* T5Model<T>::infer(const Batch& b, ModelState& state) const {
-  // Keeps every layer's tensors (as a training forward does): no slot reuse for T5 yet.
-  return forward(b, nn::DropoutCtx{false, 0}, this->all_units(), nullptr, state);
+  auto& s = static_cast<T5State<T>&>(state);
+  const nn::Flat<T> f = this->flat_for_forward();
+  const nn::DropoutCtx off{false, 0};
+  const int B = b.B, Ts = b.T;
+  const int32_t* mask = b.attention_mask.data();
+  // Each stack's blocks run through two of its records in turn (block i reads slot (i-1)%2's
+  // output and writes slot i%2); the stack's output is its final norm's.
+  s.enc_stack.ids = b.input_ids;
+  embed(enc_stack_, B, Ts, off, s.enc_stack);
+  position_bias(enc_stack_, Ts, s.enc_stack);
+  const T* x = s.enc_stack.emb.data();
+  for (int i = 0; i < static_cast<int>(enc_.size()); ++i) {
+    nn::Seq2SeqEncoderBlockSaved<T>& slot = s.enc.inference_slot(i);
+    nn::seq2seq_encoder_block_forward<T>(enc_[i], f, x, mask, s.enc_stack.bias.data(), B, Ts, off, slot, s.scratch);
+    x = slot.out.data();
+  }
+  finish(enc_stack_, x, B * Ts, off, s.enc_stack);
+  s.enc_out = s.enc_stack.out.data();
+  s.dec_stack.ids = decoder_inputs(this->cfg_, b, t5_.decoder_start_token_id, &s.Td);
+  const int Td = s.Td;
+  embed(dec_stack_, B, Td, off, s.dec_stack);
+  position_bias(dec_stack_, Td, s.dec_stack);
+  x = s.dec_stack.emb.data();
+  for (int i = 0; i < static_cast<int>(dec_.size()); ++i) {
+    nn::Seq2SeqDecoderBlockSaved<T>& slot = s.dec.inference_slot(i);
+    nn::seq2seq_decoder_block_forward<T>(dec_[i], f, x, s.enc_out, mask, s.dec_stack.bias.data(), B, Td, Ts, off, slot,
+                                         s.scratch);
+    x = slot.out.data();
+  }
+  finish(dec_stack_, x, B * Td, off, s.dec_stack);
+  return head_forward(s.dec_stack.out.data(), B * Td, off, s);
 }
 
 template <typename T>
@@ -322,77 +374,96 @@ template <typename T>
 const T* T5Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* d_output,
                               ModelState& state, const GradsFinalHook& grads_final) {
   const ModelConfig& c = this->cfg_;
-  const bool head_only = r.begin == this->head_unit() && r.end == this->num_units();
-  if (!head_only && (r.begin != 0 || r.end != this->num_units()))
-    fail(c.architecture(), ": backward runs the whole model or its head alone (no pipeline stages)");
   auto& s = static_cast<T5State<T>&>(state);
   const nn::Flat<T> f = this->flat_for_backward(state);
-  const int B = b.B, T_ = b.T, N = B * T_, Td = s.Td, Nd = B * Td, C = t5_.d_model, NH = heads();
-  const size_t NdC = static_cast<size_t>(Nd) * C, NC = static_cast<size_t>(N) * C;
+  const int Le = t5_.num_layers, Ld = t5_.num_decoder_layers;
+  const int B = b.B, Ts = b.T, Td = s.Td, Nd = B * Td, C = t5_.d_model, NH = heads();
+  const size_t NdC = static_cast<size_t>(Nd) * C, NC = static_cast<size_t>(B) * Ts * C;
   const int32_t* mask = b.attention_mask.data();
+  const bool decoder_side = r.end - 1 > Le;
   s.d_dec.resize(NdC);
   s.d_dec_next.resize(NdC);
-  if (c.task == Task::Seq2SeqLM) {
-    const T* h = tied_lm_head() ? s.scaled.data() : s.dec_stack.out.data();
-    nn::linear_backward(nn::LinearSpec{lm_head_, nn::LinearSpec::kNoBias, C, vocab_.rows}, f, h, s.dlogits.data(),
-                        s.d_dec.data(), Nd);
-    nn::tp_sum(f.tp, s.d_dec.data(), NdC);  // each rank's vocabulary columns' share
-    if (tied_lm_head()) kernels::scale(s.d_dec.data(), NdC, dec_scale_);
-  } else {
-    if (!d_output) fail("backward needs a task head (", c.architecture(), " has none) or d_output");
-    kernels::copy(d_output, s.d_dec.data(), NdC);
-  }
-  if (head_only) return s.d_dec.data();
-
-  // decoder: final norm, then the blocks; each cross-attention adds to the gradient of the
-  // encoder's output, each self-attention to the decoder's position bias
-  const T* dec_last = dec_.empty() ? s.dec_stack.emb.data() : s.dec.back().ffn.out.data();
-  finish_backward(dec_stack_, f, dec_last, Nd, drop, s.dec_stack, s.d_dec.data(), s.d_dec_next.data());
-  std::swap(s.d_dec, s.d_dec_next);
-  const T* enc_out = s.enc_stack.out.data();
   s.d_enc.resize(NC);
   s.d_enc_next.resize(NC);
-  s.d_enc.zero();
-  s.d_bias.resize(static_cast<size_t>(std::max(T_, Td)) * std::max(T_, Td) * NH);
-  kernels::fill(s.d_bias.data(), static_cast<size_t>(Td) * Td * NH, T(0));
-  for (int i = static_cast<int>(dec_.size()) - 1; i >= 0; --i) {
-    auto& sv = s.dec[static_cast<size_t>(i)];
-    const T* in = i == 0 ? s.dec_stack.emb.data() : s.dec[static_cast<size_t>(i) - 1].ffn.out.data();
-    T* d = s.d_dec.data();
-    T* d2 = s.d_dec_next.data();
-    nn::ffn_sublayer_backward(dec_[i].ffn, f, sv.cross_attn.out.data(), Nd, drop, sv.ffn, d, d2, s.scratch);
-    nn::attention_sublayer_backward<T>(dec_[i].cross_attn, f, sv.self_attn.out.data(), enc_out, mask, B, Td, T_, drop,
-                                       sv.cross_attn, d2, d, s.d_enc.data(), nullptr, s.scratch);
-    nn::attention_sublayer_backward<T>(dec_[i].self_attn, f, in, nullptr, nullptr, B, Td, Td, drop, sv.self_attn, d,
-                                       d2, nullptr, s.d_bias.data(), s.scratch);
-    std::swap(s.d_dec, s.d_dec_next);
+  s.d_bias.resize(static_cast<size_t>(std::max(Ts, Td)) * std::max(Ts, Td) * NH);
+  if (r.contains(this->head_unit())) {
+    if (c.task == Task::Seq2SeqLM) {
+      const T* h = tied_lm_head() ? s.scaled.data() : s.head_input;
+      nn::linear_backward(nn::LinearSpec{lm_head_, nn::LinearSpec::kNoBias, C, vocab_.rows}, f, h, s.dlogits.data(),
+                          s.d_dec.data(), Nd);
+      nn::tp_sum(f.tp, s.d_dec.data(), NdC);  // each rank's vocabulary columns' share
+      if (tied_lm_head()) kernels::scale(s.d_dec.data(), NdC, dec_scale_);
+    } else {
+      if (!d_output) fail("backward needs a task head (", c.architecture(), " has none) or d_output");
+      kernels::copy(d_output, s.d_dec.data(), NdC);
+    }
+    s.d_enc.zero();  // the head does not read the encoder's output
+  } else if (decoder_side) {
+    kernels::copy(d_output, s.d_dec.data(), NdC);
+    kernels::copy(d_output + NdC, s.d_enc.data(), NC);
+  } else {
+    kernels::copy(d_output, s.d_enc.data(), NC);
   }
-  embed_backward(dec_stack_, f, B, Td, drop, s.dec_stack, s.d_dec.data(), s.d_bias.data());
 
-  const T* enc_last = enc_.empty() ? s.enc_stack.emb.data() : s.enc.back().ffn.out.data();
-  finish_backward(enc_stack_, f, enc_last, N, drop, s.enc_stack, s.d_enc.data(), s.d_enc_next.data());
-  std::swap(s.d_enc, s.d_enc_next);
-  kernels::fill(s.d_bias.data(), static_cast<size_t>(T_) * T_ * NH, T(0));
-  for (int i = static_cast<int>(enc_.size()) - 1; i >= 0; --i) {
-    auto& sv = s.enc[static_cast<size_t>(i)];
-    const T* in = i == 0 ? s.enc_stack.emb.data() : s.enc[static_cast<size_t>(i) - 1].ffn.out.data();
-    T* d = s.d_enc.data();
-    T* d2 = s.d_enc_next.data();
-    nn::ffn_sublayer_backward(enc_[i].ffn, f, sv.self_attn.out.data(), N, drop, sv.ffn, d, d2, s.scratch);
-    nn::attention_sublayer_backward<T>(enc_[i].self_attn, f, in, nullptr, mask, B, T_, T_, drop, sv.self_attn, d2, d,
-                                       nullptr, s.d_bias.data(), s.scratch);
+  const T* d_input = nullptr;
+  if (decoder_side) {
+    if (r.contains(Le + Ld)) {
+      finish_backward(dec_stack_, f, s.dec_stack.last, Nd, drop, s.dec_stack, s.d_dec.data(), s.d_dec_next.data());
+      std::swap(s.d_dec, s.d_dec_next);
+    }
+    // each cross-attention adds to the gradient of the encoder's output
+    for (int i = std::min(r.end - 1, Le + Ld) - 1; i >= std::max(r.begin, Le + 1) - 1; --i) {
+      nn::Seq2SeqDecoderBlockSaved<T>& sv =
+          s.dec.for_backward(i, [&](int k, const T* in, nn::Seq2SeqDecoderBlockSaved<T>& w) {
+            nn::seq2seq_decoder_block_forward<T>(dec_[k - Le], f, in, s.enc_out, mask, s.dec_stack.bias.data(), B, Td,
+                                                 Ts, drop, w, s.scratch);
+          });
+      kernels::fill(s.d_bias.data(), static_cast<size_t>(Td) * Td * NH, T(0));
+      nn::seq2seq_decoder_block_backward<T>(dec_[i - Le], f, s.dec.input(i), s.enc_out, mask, B, Td, Ts, drop, sv,
+                                            s.d_dec, s.d_dec_next, s.d_enc.data(), s.d_bias.data(), s.scratch);
+      position_bias_backward(dec_stack_, f, Td, s.dec_stack, s.d_bias.data());
+    }
+    if (r.begin > Le + 1) {
+      s.d_input.resize(NdC + NC);
+      kernels::copy(s.d_dec.data(), s.d_input.data(), NdC);
+      kernels::copy(s.d_enc.data(), s.d_input.data() + NdC, NC);
+      d_input = s.d_input.data();
+    } else {
+      embed_backward(dec_stack_, f, B, Td, drop, s.dec_stack, s.d_dec.data());
+    }
   }
-  embed_backward(enc_stack_, f, B, T_, drop, s.enc_stack, s.d_enc.data(), s.d_bias.data());
-  if (grads_final) grads_final(0);  // the shared table (offset 0) is final only after both stacks
-  return nullptr;
+  if (r.begin <= Le + 1) {
+    if (r.contains(Le)) {
+      finish_backward(enc_stack_, f, s.enc_stack.last, B * Ts, drop, s.enc_stack, s.d_enc.data(),
+                      s.d_enc_next.data());
+      std::swap(s.d_enc, s.d_enc_next);
+    }
+    for (int i = std::min(r.end - 1, Le) - 1; i >= std::max(r.begin, 1) - 1; --i) {
+      nn::Seq2SeqEncoderBlockSaved<T>& sv =
+          s.enc.for_backward(i, [&](int k, const T* in, nn::Seq2SeqEncoderBlockSaved<T>& w) {
+            nn::seq2seq_encoder_block_forward<T>(enc_[k], f, in, mask, s.enc_stack.bias.data(), B, Ts, drop, w,
+                                                 s.scratch);
+          });
+      kernels::fill(s.d_bias.data(), static_cast<size_t>(Ts) * Ts * NH, T(0));
+      nn::seq2seq_encoder_block_backward<T>(enc_[i], f, s.enc.input(i), mask, B, Ts, drop, sv, s.d_enc, s.d_enc_next,
+                                            s.d_bias.data(), s.scratch);
+      position_bias_backward(enc_stack_, f, Ts, s.enc_stack, s.d_bias.data());
+    }
+    if (r.begin > 0) d_input = s.d_enc.data();
+    else embed_backward(enc_stack_, f, B, Ts, drop, s.enc_stack, s.d_enc.data());
+  }
+  // Every gradient of the range's units is final now; the shared table (offset 0) only after
+  // both stacks' embeddings and the tied head, which the range that starts at unit 0 ends with.
+  if (grads_final) grads_final(0);
+  return d_input;
 }
 
 // Per stack: the embeddings and the final norm's output (after dropout), its statistics, the
-// position bias; the head's logits (and the tied head's scaled input). Per block the larger, a
-// decoder block: two attention sublayers (normed input, q, k, v, ctx, output, statistics,
-// probabilities) and the FFN (normed input, pre-activations, the gate's, output, statistics).
-// The block's output is the next one's input (boundary). With T the longer of the two lengths; a
-// tensor-parallel rank's share of the heads, the FFN's width and the vocabulary.
+// position bias; the head's logits (and the tied head's scaled input). Per block its attention
+// sublayers (normed input, q, k, v, ctx, output, statistics, probabilities) and the FFN (normed
+// input, pre-activations, the gate's, statistics); the FFN's output is the next block's input
+// (boundary). With T the longer of the two lengths; a tensor-parallel rank's share of the heads,
+// the FFN's width and the vocabulary.
 template <typename T>
 typename Model<T>::ActivationTerms T5Model<T>::activation_terms(int B, int T_) const {
   const ModelConfig& c = this->cfg_;
@@ -401,8 +472,12 @@ typename Model<T>::ActivationTerms T5Model<T>::activation_terms(int B, int T_) c
   size_t outside = 2 * (2 * N * C + N + static_cast<size_t>(T_) * T_ * NH);
   if (c.task == Task::Seq2SeqLM) outside += N * static_cast<size_t>(vocab_.rows) + (tied_lm_head() ? N * C : 0);
   const size_t attn = 2 * N * C + 4 * N * I + N + static_cast<size_t>(B) * NH * T_ * T_;
-  const size_t ffn = 2 * N * C + (t5_.gated ? 2 : 1) * N * F + N;
-  return {outside, 2 * attn + ffn - N * C, N * C, num_blocks()};
+  const size_t ffn = N * C + (t5_.gated ? 2 : 1) * N * F + N;
+  typename Model<T>::ActivationTerms t{outside, attn + ffn, N * C, t5_.num_layers};
+  t.decoder_saved = 2 * attn + ffn;
+  t.decoder_boundary = N * C;
+  t.decoder_blocks = t5_.num_decoder_layers;
+  return t;
 }
 
 template <typename T>
@@ -412,6 +487,7 @@ size_t T5Model<T>::scratch_values(int B, int T_) const {
   return 2 * static_cast<size_t>(B) * NH * T_ * T_       // probabilities, dropped and their gradient
          + 6 * N * W + (t5_.gated ? 3 : 2) * N * F       // the sublayers' gradients
          + 4 * N * C                                     // d_dec, d_dec_next, d_enc, d_enc_next
+         + 2 * N * C                                     // a decoder-side range's d(input)
          + static_cast<size_t>(T_) * T_ * NH             // the position bias's gradient
          + loss_values(B, T_);
 }
