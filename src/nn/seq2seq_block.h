@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 
+#include "kernels/ops.h"
 #include "nn/seq2seq_layer.h"
 
 namespace strata::nn {
@@ -77,5 +78,21 @@ void seq2seq_decoder_block_backward(const Seq2SeqDecoderBlockSpec& s, Flat<T> f,
                                     const int32_t* enc_mask, int B, int Td, int Ts, const DropoutCtx& drop,
                                     const Seq2SeqDecoderBlockSaved<T>& saved, Buffer<T>& d, Buffer<T>& d2, T* d_enc,
                                     T* d_pos_bias, Seq2SeqScratch<T>& scratch);
+
+// What a range of units that ends on the decoder side hands on (models/model.h's boundary): the
+// decoder's hidden state, then the encoder's output that the next stage's cross-attention reads,
+// [dec_values ; enc_values]; backward hands the two gradients on the same way.
+template <typename T>
+const T* join_decoder_boundary(const T* dec, const T* enc, size_t dec_values, size_t enc_values, Buffer<T>& out) {
+  out.resize(dec_values + enc_values);
+  kernels::copy(dec, out.data(), dec_values);
+  kernels::copy(enc, out.data() + dec_values, enc_values);
+  return out.data();
+}
+template <typename T>
+void split_decoder_boundary(const T* boundary, size_t dec_values, size_t enc_values, T* dec, T* enc) {
+  kernels::copy(boundary, dec, dec_values);
+  kernels::copy(boundary + dec_values, enc, enc_values);
+}
 
 }  // namespace strata::nn

@@ -262,10 +262,7 @@ const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
                                                            drop, sv, s.scratch);
                     });
   if (r.contains(this->head_unit())) return head_forward(b, drop, x, s);
-  s.output.resize(NdC + NC);
-  kernels::copy(x, s.output.data(), NdC);
-  kernels::copy(s.enc_out, s.output.data() + NdC, NC);
-  return s.output.data();
+  return nn::join_decoder_boundary(x, s.enc_out, NdC, NC, s.output);
 }
 
 template <typename T>
@@ -385,8 +382,7 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
     }
     s.d_enc.zero();  // the head does not read the encoder's output
   } else if (decoder_side) {
-    kernels::copy(d_output, s.d_dec.data(), NdC);
-    kernels::copy(d_output + NdC, s.d_enc.data(), NC);
+    nn::split_decoder_boundary(d_output, NdC, NC, s.d_dec.data(), s.d_enc.data());
   } else {
     kernels::copy(d_output, s.d_enc.data(), NC);
   }
@@ -404,10 +400,7 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
                                             s.d_dec, s.d_dec_next, s.d_enc.data(), nullptr, s.scratch);
     }
     if (r.begin > Le + 1) {
-      s.d_input.resize(NdC + NC);
-      kernels::copy(s.d_dec.data(), s.d_input.data(), NdC);
-      kernels::copy(s.d_enc.data(), s.d_input.data() + NdC, NC);
-      d_input = s.d_input.data();
+      d_input = nn::join_decoder_boundary(s.d_dec.data(), s.d_enc.data(), NdC, NC, s.d_input);
     } else {
       embed_backward(dec_emb_, f, B, Td, drop, s.dec_emb, s.d_dec.data());
     }

@@ -301,10 +301,7 @@ const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRan
     x = s.dec_stack.out.data();
   }
   if (r.contains(this->head_unit())) return head_forward(x, B * Td, drop, s);
-  s.output.resize(NdC + NC);
-  kernels::copy(x, s.output.data(), NdC);
-  kernels::copy(s.enc_out, s.output.data() + NdC, NC);
-  return s.output.data();
+  return nn::join_decoder_boundary(x, s.enc_out, NdC, NC, s.output);
 }
 
 template <typename T>
@@ -399,8 +396,7 @@ const T* T5Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRa
     }
     s.d_enc.zero();  // the head does not read the encoder's output
   } else if (decoder_side) {
-    kernels::copy(d_output, s.d_dec.data(), NdC);
-    kernels::copy(d_output + NdC, s.d_enc.data(), NC);
+    nn::split_decoder_boundary(d_output, NdC, NC, s.d_dec.data(), s.d_enc.data());
   } else {
     kernels::copy(d_output, s.d_enc.data(), NC);
   }
@@ -424,10 +420,7 @@ const T* T5Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRa
       position_bias_backward(dec_stack_, f, Td, s.dec_stack, s.d_bias.data());
     }
     if (r.begin > Le + 1) {
-      s.d_input.resize(NdC + NC);
-      kernels::copy(s.d_dec.data(), s.d_input.data(), NdC);
-      kernels::copy(s.d_enc.data(), s.d_input.data() + NdC, NC);
-      d_input = s.d_input.data();
+      d_input = nn::join_decoder_boundary(s.d_dec.data(), s.d_enc.data(), NdC, NC, s.d_input);
     } else {
       embed_backward(dec_stack_, f, B, Td, drop, s.dec_stack, s.d_dec.data());
     }
