@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/emulated_gpu.h"
 
 namespace strata::kernels {
 
@@ -54,6 +55,35 @@ std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::t
 
 }  // namespace
 
+// The GPU's side: the CUDA runtime's (kernels/cuda/), or the emulated GPU's
+// (kernels/emulated_gpu.h: host memory the host may not touch, CPU kernels) under
+// STRATA_EMULATED_GPU=1. Streams and events exist only on a real GPU.
+namespace gpu {
+bool emu() { return emulated::enabled(); }
+int device_count() { return emu() ? 1 : cuda::device_count(); }
+std::string unavailable_reason() { return emu() ? std::string() : cuda::unavailable_reason(); }
+void set_device(int index) {
+  if (!emu()) cuda::set_device(index);
+}
+DeviceProperties properties(int index) { return emu() ? emulated::properties() : cuda::properties(index); }
+void* alloc(size_t bytes) { return emu() ? emulated::alloc(bytes) : cuda::alloc(bytes); }
+void free(void* p) { emu() ? emulated::free(p) : cuda::free(p); }
+MemoryStats memory_stats() { return emu() ? emulated::memory_stats() : cuda::memory_stats(); }
+void reset_peak() { emu() ? emulated::reset_peak() : cuda::reset_peak(); }
+void empty_cache() { emu() ? emulated::empty_cache() : cuda::empty_cache(); }
+bool pinned() { return !emu() && cuda::device_count() > 0; }
+void* compute_stream() { return emu() ? nullptr : cuda::compute_stream(); }
+void* copy_stream() { return emu() ? nullptr : cuda::copy_stream(); }
+void copy(void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes, void* stream) {
+  emu() ? emulated::copy(dst, dst_on_gpu, src, src_on_gpu, bytes) : cuda::copy(dst, dst_on_gpu, src, src_on_gpu, bytes, stream);
+}
+void zero(void* p, size_t bytes) { emu() ? emulated::zero(p, bytes) : cuda::zero(p, bytes, cuda::compute_stream()); }
+void* event_create() { return emu() ? nullptr : cuda::event_create(); }
+void synchronize() {
+  if (!emu()) cuda::synchronize();
+}
+}  // namespace gpu
+
 std::string Device::str() const { return is_cuda() ? "cuda:" + std::to_string(index) : "cpu"; }
 
 bool parse_device(const std::string& text, Device* out) {
@@ -86,18 +116,18 @@ void use_device(Device d) {
     if (d.index < 0 || d.index >= n)
       throw std::runtime_error(d.str() + " asked for, but this machine has " + std::to_string(n) + " GPU" +
                                (n == 1 ? "" : "s") + " (cuda:0" + (n > 1 ? "..cuda:" + std::to_string(n - 1) : "") + ")");
-    cuda::set_device(d.index);
+    gpu::set_device(d.index);
     g_cuda_index = d.index;
   }
   g_on_cuda = d.is_cuda();
 }
 
-int cuda_device_count() { return cuda::device_count(); }
+int cuda_device_count() { return gpu::device_count(); }
 
-std::string cuda_unavailable_reason() { return cuda::unavailable_reason(); }
+std::string cuda_unavailable_reason() { return gpu::unavailable_reason(); }
 
 DeviceProperties device_properties(Device d) {
-  if (d.is_cuda()) return cuda::properties(d.index);
+  if (d.is_cuda()) return gpu::properties(d.index);
   DeviceProperties p;
   p.name = cpu_model_name();
   const long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -118,9 +148,9 @@ std::string describe_device(Device d) {
 
 void* device_alloc(Device d, size_t bytes) {
   if (d.is_cuda()) {
-    void* p = cuda::alloc(bytes);
+    void* p = gpu::alloc(bytes);
     if (!p) {
-      const MemoryStats s = cuda::memory_stats();
+      const MemoryStats s = gpu::memory_stats();
       std::fprintf(stderr, "strata: out of memory on %s: %zu bytes asked, %zu in use, %zu reserved\n", d.str().c_str(),
                    bytes, s.in_use, s.reserved);
       throw std::bad_alloc();
@@ -140,13 +170,13 @@ void* device_alloc(Device d, size_t bytes) {
 
 void device_free(Device d, void* p, size_t bytes) {
   if (!p) return;
-  if (d.is_cuda()) return cuda::free(p);
+  if (d.is_cuda()) return gpu::free(p);
   g_host.in_use -= bytes;
   std::free(p);
 }
 
 MemoryStats memory_stats(Device d) {
-  if (d.is_cuda()) return cuda::memory_stats();
+  if (d.is_cuda()) return gpu::memory_stats();
   MemoryStats s;
   s.in_use = s.reserved = g_host.in_use.load();
   s.peak_in_use = g_host.peak.load();
@@ -155,16 +185,16 @@ MemoryStats memory_stats(Device d) {
 }
 
 void reset_peak_memory(Device d) {
-  if (d.is_cuda()) return cuda::reset_peak();
+  if (d.is_cuda()) return gpu::reset_peak();
   g_host.peak = g_host.in_use.load();
 }
 
 void empty_cache(Device d) {
-  if (d.is_cuda()) cuda::empty_cache();
+  if (d.is_cuda()) gpu::empty_cache();
 }
 
 void* host_alloc_pinned(size_t bytes) {
-  if (cuda_device_count() > 0) return cuda::alloc_pinned(bytes);
+  if (gpu::pinned()) return cuda::alloc_pinned(bytes);
   void* p = std::malloc(std::max<size_t>(bytes, 1));
   if (!p) throw std::bad_alloc();
   return p;
@@ -172,20 +202,21 @@ void* host_alloc_pinned(size_t bytes) {
 
 void host_free_pinned(void* p) {
   if (!p) return;
-  if (cuda_device_count() > 0) return cuda::free_pinned(p);
+  if (gpu::pinned()) return cuda::free_pinned(p);
   std::free(p);
 }
 
-Stream compute_stream() { return {on_cuda() ? cuda::compute_stream() : nullptr}; }
-Stream copy_stream() { return {on_cuda() ? cuda::copy_stream() : nullptr}; }
+Stream compute_stream() { return {on_cuda() ? gpu::compute_stream() : nullptr}; }
+Stream copy_stream() { return {on_cuda() ? gpu::copy_stream() : nullptr}; }
 
 void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes, Stream stream) {
   if (bytes == 0) return;
   if (!dst_device.is_cuda() && !src_device.is_cuda()) {
+    if (gpu::emu()) return emulated::copy(dst, false, src, false, bytes);  // checks both sides
     std::memcpy(dst, src, bytes);
     return;
   }
-  cuda::copy(dst, dst_device.is_cuda(), src, src_device.is_cuda(), bytes, stream.handle);
+  gpu::copy(dst, dst_device.is_cuda(), src, src_device.is_cuda(), bytes, stream.handle);
 }
 
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) {
@@ -194,12 +225,12 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
 
 void zero_bytes(Device d, void* p, size_t bytes) {
   if (bytes == 0) return;
-  if (d.is_cuda()) return cuda::zero(p, bytes, cuda::compute_stream());
+  if (d.is_cuda()) return gpu::zero(p, bytes);
   std::memset(p, 0, bytes);
 }
 
 Event::Event() {
-  if (on_cuda()) handle_ = cuda::event_create();
+  if (on_cuda()) handle_ = gpu::event_create();
 }
 Event::~Event() {
   if (handle_) cuda::event_destroy(handle_);
@@ -216,7 +247,7 @@ void Event::synchronize() const {
 bool Event::done() const { return !handle_ || cuda::event_done(handle_); }
 
 void synchronize() {
-  if (on_cuda()) cuda::synchronize();
+  if (on_cuda()) gpu::synchronize();
 }
 
 }  // namespace strata::kernels

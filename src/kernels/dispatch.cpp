@@ -8,6 +8,7 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/device.h"
+#include "kernels/emulated_gpu.h"
 #include "kernels/ops.h"
 
 namespace strata::kernels {
@@ -19,26 +20,38 @@ namespace {
 }
 }  // namespace
 
-#define STRATA_OP(ret, name, params, args)                         \
-  template <typename T>                                            \
-  ret name params {                                                \
-    if (on_cuda()) {                                               \
-      if constexpr (std::is_same_v<T, float>) return cuda::name args; \
-      fp64_on_gpu(#name);                                          \
-    }                                                              \
-    return cpu::name<T> args;                                      \
+// On the emulated GPU (kernels/emulated_gpu.h) an op checks that its pointers are device
+// memory, then runs the CPU's copy with that memory opened to the host.
+#define STRATA_OP(ret, name, params, args)                           \
+  template <typename T>                                              \
+  ret name params {                                                  \
+    if (on_cuda()) {                                                 \
+      if constexpr (std::is_same_v<T, float>) {                      \
+        if (!emulated::enabled()) return cuda::name args;            \
+        emulated::ArgumentCheck{#name} args;                         \
+        const emulated::KernelScope open;                            \
+        return cpu::name<T> args;                                    \
+      }                                                              \
+      fp64_on_gpu(#name);                                            \
+    }                                                                \
+    return cpu::name<T> args;                                        \
   }
 #include "kernels/op_list.inc"
 #undef STRATA_OP
 
 size_t attention_saved_size(const AttentionShape& s) {
-  return on_cuda() ? cuda::attention_saved_size(s) : cpu::attention_saved_size(s);
+  return on_cuda() && !emulated::enabled() ? cuda::attention_saved_size(s) : cpu::attention_saved_size(s);
 }
 
 // Two element types, so not in the list.
 template <typename From, typename To>
 void cast(const From* src, To* dst, size_t n) {
-  if (on_cuda()) return cuda::cast(src, dst, n);
+  if (on_cuda()) {
+    if (!emulated::enabled()) return cuda::cast(src, dst, n);
+    emulated::ArgumentCheck{"cast"}(src, dst);
+    const emulated::KernelScope open;
+    return cpu::cast(src, dst, n);
+  }
   cpu::cast(src, dst, n);
 }
 template void cast<float, double>(const float*, double*, size_t);
