@@ -1,7 +1,8 @@
 // `strata step`: the numerics command. One forward + backward with dropout off (in fp32, fp64,
 // or fp32 with bf16 / fp16 products as mixed-precision training runs them), optionally one
 // optimizer step, everything written to a .safetensors file for comparison with
-// another framework (loss, logits, grad.<HF name>, and updated <HF name>).
+// another framework (loss, logits, grad.<HF name>, and updated <HF name>). --device cuda runs
+// it on a GPU: the model, batch and optimizer state live there, the outputs are copied back.
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -25,7 +26,7 @@ namespace strata::cli {
 namespace {
 
 struct StepOptions {
-  std::string model, batch, out, precision = "fp32", half_precision_backend = "auto";
+  std::string model, batch, out, precision = "fp32", half_precision_backend = "auto", device = "cpu";
   std::string save;  // the model after the step, as an HF model directory (none: "")
   std::optional<std::string> optimizer;
   double lr = 1e-3, weight_decay = 0, eps = 1e-8, momentum = 0;
@@ -68,9 +69,16 @@ int run_step(const StepOptions& a, double loss_scale = 1) {
   const DType dt = dtype_of<T>();
   const T loss_value = static_cast<T>(loss.loss);
   std::vector<io::TensorToWrite> tensors = {{"loss", dt, {}, &loss_value}};
-  for (const HeadOutput<T>& o : model->head_outputs(batch, *state)) tensors.push_back({o.name, dt, o.shape, o.data});
+  std::vector<std::vector<T>> outputs;  // host copies of the head's outputs
+  for (const HeadOutput<T>& o : model->head_outputs(batch, *state)) {
+    size_t n = 1;
+    for (int64_t d : o.shape) n *= static_cast<size_t>(d);
+    outputs.push_back(to_host(o.data, n));
+    tensors.push_back({o.name, dt, o.shape, outputs.back().data()});
+  }
+  const StagedRead<T> grads(model->grads(), 0, model->grads().size());
   for (const ParamEntry& e : table.entries())
-    tensors.push_back({"grad." + e.name, dt, e.shape, model->grads().data() + e.offset});
+    tensors.push_back({"grad." + e.name, dt, e.shape, grads.data() + e.offset});
 
   std::unique_ptr<Optimizer<T>> opt;
   if (a.optimizer) {
@@ -85,9 +93,10 @@ int run_step(const StepOptions& a, double loss_scale = 1) {
     oc.exclude_bias_and_norm_from_decay = a.exclude_bias_norm_decay;
     opt = std::make_unique<Optimizer<T>>(oc, table);
     opt->step(model->params().data(), model->grads().data(), oc.lr);
-    for (const ParamEntry& e : table.entries())
-      tensors.push_back({e.name, dt, e.shape, model->params().data() + e.offset});
   }
+  const StagedRead<T> params(model->params(), 0, opt ? model->params().size() : 0);
+  if (opt)
+    for (const ParamEntry& e : table.entries()) tensors.push_back({e.name, dt, e.shape, params.data() + e.offset});
   if (!a.save.empty()) save_pretrained(*model, a.save);
   io::write_safetensors(out, tensors,
                         {{"format", "pt"}, {"model", dir}, {"architecture", model->config().architecture()},
@@ -120,10 +129,22 @@ Run define_step(CLI::App& cmd) {
       ->check(CLI::IsMember({"auto", "emulated"}))
       ->capture_default_str();
   cmd.add_option("--threads", o->threads, "compute threads (0: all cores)")->capture_default_str();
+  cmd.add_option("--device", o->device, "where the step runs: cpu, cuda or cuda:N (fp32, bf16, fp16)")
+      ->capture_default_str();
   cmd.add_option("--save", o->save,
                  "DIR: also save the model (after the optimizer step, if any) as an HF model directory");
   return [o](const auto&) {
     kernels::set_num_threads(o->threads);
+    kernels::Device device;
+    if (!kernels::parse_device(o->device, &device))
+      fail("strata step: --device must be cpu, cuda or cuda:N, got '", o->device, "'");
+    if (device.is_cuda() && o->precision == "fp64")
+      fail("strata step: --precision fp64 runs on the CPU only (the gradient checks' precision); use --device cpu");
+    try {
+      kernels::use_device(device);
+    } catch (const std::runtime_error& e) {
+      fail("strata step: ", e.what(), "; use --device cpu");
+    }
     if (o->precision == "fp32") return run_step<float>(*o);
     if (o->precision == "fp64") return run_step<double>(*o);
     if (o->precision == "bf16" || o->precision == "fp16") {

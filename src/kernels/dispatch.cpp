@@ -21,13 +21,15 @@ namespace {
 }  // namespace
 
 // On the emulated GPU (kernels/emulated_gpu.h) an op checks that its pointers are device
-// memory, then runs the CPU's copy with that memory opened to the host.
+// memory, then runs the CPU's copy with that memory opened to the host; an op that a CPU kernel
+// calls inside it is the CPU's.
 #define STRATA_OP(ret, name, params, args)                           \
   template <typename T>                                              \
   ret name params {                                                  \
     if (on_cuda()) {                                                 \
       if constexpr (std::is_same_v<T, float>) {                      \
         if (!emulated::enabled()) return cuda::name args;            \
+        if (emulated::inside_op()) return cpu::name<T> args;         \
         emulated::ArgumentCheck{#name} args;                         \
         const emulated::KernelScope open;                            \
         return cpu::name<T> args;                                    \
@@ -48,6 +50,7 @@ template <typename From, typename To>
 void cast(const From* src, To* dst, size_t n) {
   if (on_cuda()) {
     if (!emulated::enabled()) return cuda::cast(src, dst, n);
+    if (emulated::inside_op()) return cpu::cast(src, dst, n);
     emulated::ArgumentCheck{"cast"}(src, dst);
     const emulated::KernelScope open;
     return cpu::cast(src, dst, n);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -28,6 +29,7 @@ struct Arena {
   std::map<size_t, size_t> free_ranges;  // offset -> bytes
   std::mutex mu;                         // free_ranges, top, opened
   int opened = 0;                        // live KernelScopes
+  std::atomic<bool> open{false};         // opened > 0, read without the lock
 };
 
 Arena& arena();
@@ -186,14 +188,22 @@ bool in_device_memory(const void* p) {
 KernelScope::KernelScope() {
   Arena& a = arena();
   std::lock_guard<std::mutex> lock(a.mu);
-  if (a.opened++ == 0) protect_locked(a, PROT_READ | PROT_WRITE);
+  if (a.opened++ == 0) {
+    protect_locked(a, PROT_READ | PROT_WRITE);
+    a.open = true;
+  }
 }
 
 KernelScope::~KernelScope() {
   Arena& a = arena();
   std::lock_guard<std::mutex> lock(a.mu);
-  if (--a.opened == 0) protect_locked(a, PROT_NONE);
+  if (--a.opened == 0) {
+    a.open = false;
+    protect_locked(a, PROT_NONE);
+  }
 }
+
+bool inside_op() { return arena().open.load(std::memory_order_relaxed); }
 
 void ArgumentCheck::refuse(int index) const {
   throw std::logic_error(std::string("kernels::") + op + ": argument " + std::to_string(index + 1) +

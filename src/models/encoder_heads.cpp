@@ -26,34 +26,35 @@ double labelled(const std::vector<int32_t>& targets) {
 }  // namespace
 
 template <typename T>
-double span_loss(const T* start_logits, const T* end_logits, const Batch& b, T* d_start, T* d_end, double norm) {
+double span_loss(const T* start_logits, const T* end_logits, const Batch& b, DeviceArray<int32_t>& start,
+                 DeviceArray<int32_t>& end, T* d_start, T* d_end, double norm) {
   if (b.start_positions.size() != static_cast<size_t>(b.B) || b.end_positions.size() != static_cast<size_t>(b.B))
     fail("question-answering loss: the batch needs start_positions and end_positions, one per row");
-  const std::vector<int32_t> start = clamped_span_targets(b.start_positions, b.T);
-  const std::vector<int32_t> end = clamped_span_targets(b.end_positions, b.T);
+  start.host() = clamped_span_targets(b.start_positions, b.T);
+  end.host() = clamped_span_targets(b.end_positions, b.T);
   // (mean start CE + mean end CE) / 2; with a global norm both means share it.
-  const double n_start = norm > 0 ? norm : std::max(1.0, labelled(start));
-  const double n_end = norm > 0 ? norm : std::max(1.0, labelled(end));
-  return kernels::cross_entropy(start_logits, start.data(), d_start, b.B, b.T, 2 * n_start) +
-         kernels::cross_entropy(end_logits, end.data(), d_end, b.B, b.T, 2 * n_end);
+  const double n_start = norm > 0 ? norm : std::max(1.0, labelled(start.host()));
+  const double n_end = norm > 0 ? norm : std::max(1.0, labelled(end.host()));
+  return kernels::cross_entropy(start_logits, start.upload(), d_start, b.B, b.T, 2 * n_start) +
+         kernels::cross_entropy(end_logits, end.upload(), d_end, b.B, b.T, 2 * n_end);
 }
 
 template <typename T>
-LossResult sequence_classification_loss(const ModelConfig& c, const Batch& b, const T* logits, Buffer<T>& dlogits,
-                                        double norm) {
+LossResult sequence_classification_loss(const ModelConfig& c, const Batch& b, const BatchInputs& in, const T* logits,
+                                        Buffer<T>& dlogits, double norm) {
   const size_t n = static_cast<size_t>(b.B) * c.num_labels;
   dlogits.resize(n);
   T* d = dlogits.data();
   switch (resolve_problem_type(c, b)) {
     case ProblemType::SingleLabel:
       if (b.labels.empty()) fail("classification loss: the batch has no labels");
-      return {kernels::cross_entropy(logits, b.labels.data(), d, b.B, c.num_labels, norm), norm};
+      return {kernels::cross_entropy(logits, in.labels, d, b.B, c.num_labels, norm), norm};
     case ProblemType::Regression:
       if (b.float_labels.empty()) fail("regression loss: the batch has no targets");
-      return {kernels::mse(logits, b.float_labels.data(), d, n, norm), norm};
+      return {kernels::mse(logits, in.float_labels, d, n, norm), norm};
     case ProblemType::MultiLabel:
       if (b.float_labels.empty()) fail("multi-label loss: the batch has no targets");
-      return {kernels::bce_with_logits(logits, b.float_labels.data(), d, n, norm), norm};
+      return {kernels::bce_with_logits(logits, in.float_labels, d, n, norm), norm};
     case ProblemType::Unset: break;
   }
   fail("classification loss: the problem type is unresolved");
@@ -98,7 +99,8 @@ const T* EncoderHeads::forward(const ModelConfig& c, nn::Flat<T> f, const T* h, 
 }
 
 template <typename T>
-LossResult EncoderHeads::loss(const ModelConfig& c, const Batch& b, EncoderHeadState<T>& s, double norm,
+LossResult EncoderHeads::loss(const ModelConfig& c, const Batch& b, const BatchInputs& in, EncoderHeadState<T>& s,
+                              double norm,
                               const nn::TensorGroup<T>* tp) const {
   if (norm <= 0 && task != Task::QuestionAnswering) norm = std::max(1.0, label_count(c, b));
   const int N = b.B * b.T;
@@ -110,19 +112,20 @@ LossResult EncoderHeads::loss(const ModelConfig& c, const Batch& b, EncoderHeadS
       const T* logits = task == Task::MaskedLM ? s.masked_lm.logits.data() : s.token_logits.data();
       s.dlogits.resize(static_cast<size_t>(N) * V);
       if (task == Task::MaskedLM && tp && tp->split())
-        return {nn::vocab_parallel_cross_entropy(masked_lm.vocab, tp, logits, b.labels.data(), s.dlogits.data(), N,
+        return {nn::vocab_parallel_cross_entropy(masked_lm.vocab, tp, logits, in.labels, s.dlogits.data(), N,
                                                  norm, s.ce),
                 norm};
-      return {kernels::cross_entropy(logits, b.labels.data(), s.dlogits.data(), N, V, norm), norm};
+      return {kernels::cross_entropy(logits, in.labels, s.dlogits.data(), N, V, norm), norm};
     }
     case Task::QuestionAnswering: {
       s.dlogits.resize(N);
       s.d_end.resize(N);
-      const double loss = span_loss(s.start_logits.data(), s.end_logits.data(), b, s.dlogits.data(), s.d_end.data(), norm);
+      const double loss = span_loss(s.start_logits.data(), s.end_logits.data(), b, s.start_targets, s.end_targets, s.dlogits.data(),
+                                    s.d_end.data(), norm);
       return {loss, norm > 0 ? norm : label_count(c, b)};
     }
     case Task::SequenceClassification:
-      return sequence_classification_loss(c, b, s.classifier.logits.data(), s.dlogits, norm);
+      return sequence_classification_loss(c, b, in, s.classifier.logits.data(), s.dlogits, norm);
     default: break;
   }
   fail("a ", c.architecture(), " has no task head, so it has no loss; use a model with a task head");
@@ -170,12 +173,14 @@ std::vector<HeadOutput<T>> EncoderHeads::outputs(const ModelConfig& c, const Bat
 }
 
 #define STRATA_INSTANTIATE(T)                                                                                      \
-  template LossResult sequence_classification_loss<T>(const ModelConfig&, const Batch&, const T*, Buffer<T>&,      \
-                                                      double);                                                     \
-  template double span_loss<T>(const T*, const T*, const Batch&, T*, T*, double);                                  \
+  template LossResult sequence_classification_loss<T>(const ModelConfig&, const Batch&, const BatchInputs&,         \
+                                                      const T*, Buffer<T>&, double);                               \
+  template double span_loss<T>(const T*, const T*, const Batch&, DeviceArray<int32_t>&, DeviceArray<int32_t>&, T*, \
+                               T*, double);                                                                        \
   template const T* EncoderHeads::forward<T>(const ModelConfig&, nn::Flat<T>, const T*, int, int,                  \
                                              const nn::DropoutCtx&, EncoderHeadState<T>&) const;                   \
-  template LossResult EncoderHeads::loss<T>(const ModelConfig&, const Batch&, EncoderHeadState<T>&, double,        \
+  template LossResult EncoderHeads::loss<T>(const ModelConfig&, const Batch&, const BatchInputs&,                  \
+                                            EncoderHeadState<T>&, double,                                          \
                                             const nn::TensorGroup<T>*) const;                                      \
   template void EncoderHeads::backward<T>(const ModelConfig&, nn::Flat<T>, const T*, int, int,                     \
                                           const nn::DropoutCtx&, EncoderHeadState<T>&, T*) const;                  \

@@ -22,6 +22,7 @@ struct EncoderHeadState {
   Buffer<T> gathered_logits;            // masked LM under tensor parallelism: every rank's columns (inference)
   nn::VocabParallelCeScratch<T> ce;
   Buffer<T> d_end;                      // QA: d(loss)/d(end_logits)
+  DeviceArray<int32_t> start_targets, end_targets;  // QA: the clamped answer positions
   Buffer<T> d_pair;                     // QA: both gradients interleaved as qa_outputs' [N, 2]
   Buffer<T> scratch;
 };
@@ -38,7 +39,7 @@ struct EncoderHeads {
                    EncoderHeadState<T>& s) const;
   // tp: the tensor-parallel group whose vocabulary slice the masked-LM logits are (null: whole).
   template <typename T>
-  LossResult loss(const ModelConfig& c, const Batch& b, EncoderHeadState<T>& s, double norm,
+  LossResult loss(const ModelConfig& c, const Batch& b, const BatchInputs& in, EncoderHeadState<T>& s, double norm,
                   const nn::TensorGroup<T>* tp = nullptr) const;
   // dh [B*T, C] is written.
   template <typename T>
@@ -52,13 +53,15 @@ struct EncoderHeads {
 // computes it (cross entropy, MSE or BCE-with-logits) on logits [B, num_labels]; writes
 // dlogits. Shared by every architecture with a sequence-classification head.
 template <typename T>
-LossResult sequence_classification_loss(const ModelConfig& c, const Batch& b, const T* logits, Buffer<T>& dlogits,
-                                        double norm);
+LossResult sequence_classification_loss(const ModelConfig& c, const Batch& b, const BatchInputs& in, const T* logits,
+                                        Buffer<T>& dlogits, double norm);
 
 // Question answering's loss as HF computes it: positions are clamped to [0, T], position T
 // is ignored, and the loss is the mean of the start and end cross entropies. Writes the
-// gradients of both logit rows [B, T].
+// gradients of both logit rows [B, T]. `start` / `end` take the clamped targets where the ops
+// read them.
 template <typename T>
-double span_loss(const T* start_logits, const T* end_logits, const Batch& b, T* d_start, T* d_end, double norm);
+double span_loss(const T* start_logits, const T* end_logits, const Batch& b, DeviceArray<int32_t>& start,
+                 DeviceArray<int32_t>& end, T* d_start, T* d_end, double norm);
 
 }  // namespace strata

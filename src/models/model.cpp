@@ -88,6 +88,11 @@ template <typename T>
 void Model<T>::allocate() {
   params_.resize(table_.total());
   grads_.resize(table_.total());
+  if (params_.device().is_cuda()) {
+    params_.zero();
+    grads_.zero();
+    return;
+  }
   // Zero pages that cost no memory until written: a pipeline stage only ever writes its own
   // share of the buffers.
   zero_and_release(params_.data(), params_.size() * sizeof(T));
@@ -100,15 +105,16 @@ void Model<T>::init_parameter(std::string_view name, uint64_t seed) {
   const size_t idx = static_cast<size_t>(&e - table_.entries().data());
   const InitRule& rule = init_[idx];
   // A tensor-parallel slice draws the unsplit tensor and keeps its part: the values do not
-  // depend on the split.
+  // depend on the split. The host draws them (into the parameter itself on the CPU).
   const bool split = !e.replicated() && cfg_.tensor_split.split();
   std::vector<T> whole(split ? global_numel(e) : 0);
-  T* p = split ? whole.data() : params_.data() + e.offset;
+  StagedWrite<T> param(params_, e.offset, e.numel);
+  T* p = split ? whole.data() : param.data();
   const size_t n = split ? whole.size() : e.numel;
   switch (rule.kind) {
-    case Init::One: kernels::fill(p, n, T(1)); break;
-    case Init::Zero: kernels::fill(p, n, T(0)); break;
-    case Init::Constant: kernels::fill(p, n, static_cast<T>(rule.std)); break;
+    case Init::One: std::fill_n(p, n, T(1)); break;
+    case Init::Zero: std::fill_n(p, n, T(0)); break;
+    case Init::Constant: std::fill_n(p, n, static_cast<T>(rule.std)); break;
     case Init::Normal: {
       const CounterRng rng(seed, idx);
       const double std = rule.std >= 0 ? rule.std : cfg_.initializer_range;
@@ -116,12 +122,13 @@ void Model<T>::init_parameter(std::string_view name, uint64_t seed) {
       for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(rng.normal(i) * std);
       if (rule.padding_row >= 0) {
         const size_t cols = static_cast<size_t>(e.global_shape[1]);
-        kernels::fill(p + rule.padding_row * cols, cols, T(0));
+        std::fill_n(p + rule.padding_row * cols, cols, T(0));
       }
       break;
     }
   }
-  if (split) take_slice(e, cfg_.tensor_split, whole.data(), params_.data() + e.offset);
+  if (split) take_slice(e, cfg_.tensor_split, whole.data(), param.data());
+  param.upload();
 }
 
 template <typename T>

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/batch.h"
+#include "models/batch_inputs.h"
 #include "models/config.h"
 #include "models/param_table.h"
 #include "nn/activation_policy.h"
@@ -60,6 +61,9 @@ class ModelState {
   // model's grads(), else a buffer of as many values of the model's element type that the
   // caller owns (a replica thread's, train/pipeline_step.h). Model<T>::gradients_of reads it.
   void* own_gradients = nullptr;
+
+  // The batch of the last forward (or infer), where the ops read it.
+  BatchInputs inputs;
 };
 
 // One named output of the head, as HF names it ("logits"; "start_logits" / "end_logits"

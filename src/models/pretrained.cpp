@@ -82,13 +82,15 @@ LoadReport fill_from_checkpoint(Model<T>& model, const std::string& dir, uint64_
     if (t->shape != e.global_shape)
       fail(dir, ": tensor '", t->name, "' has shape ", shape_str(t->shape), " but config.json implies ",
            shape_str(e.global_shape), " for ", e.name);
+    StagedWrite<T> param(model.params(), e.offset, e.numel);
     if (e.replicated() || !model.tensor_split().split()) {
-      io::convert_to<T>(*t, model.params().data() + e.offset);
+      io::convert_to<T>(*t, param.data());
     } else {  // a tensor-parallel rank keeps its slice of the HF tensor
       std::vector<T> whole(global_numel(e));
       io::convert_to<T>(*t, whole.data());
-      take_slice(e, model.tensor_split(), whole.data(), model.params().data() + e.offset);
+      take_slice(e, model.tensor_split(), whole.data(), param.data());
     }
+    param.upload();
   }
   for (const auto& [alias, target] : model.tied_aliases()) {
     auto it = by_model_name.find(alias);
@@ -135,15 +137,18 @@ void save_pretrained(const Model<T>& model, const std::string& dir, uint64_t max
                "slices are gathered first (train/tensor_parallel.h)");
   std::filesystem::create_directories(dir);
   std::vector<io::TensorToWrite> tensors;
-  std::vector<Buffer<float>> converted;  // fp64 models are saved as fp32, as HF models are
+  // fp64 models are saved as fp32, as HF models are; a model on a GPU is read through one host
+  // copy of its parameters.
+  const StagedRead<T> params(model.params(), 0, model.params().size());
+  std::vector<Buffer<float>> converted;
   converted.reserve(model.table().entries().size());
   for (const ParamEntry& e : model.table().entries()) {
-    const T* src = model.params().data() + e.offset;
+    const T* src = params.data() + e.offset;
     const float* data;
     if constexpr (std::is_same_v<T, float>) {
       data = src;
     } else {
-      converted.emplace_back(e.numel);
+      converted.emplace_back(e.numel, kernels::Device::cpu());
       kernels::cast(src, converted.back().data(), e.numel);
       data = converted.back().data();
     }

@@ -159,6 +159,15 @@ std::vector<size_t> AlbertModel<T>::unit_parameters(int u) const {
   return unit_params_.at(static_cast<size_t>(u));
 }
 
+// ALBERT's positions: 0..T-1 in every row.
+template <typename T>
+const int32_t* AlbertModel<T>::position_ids(const Batch& b, AlbertState<T>& s) {
+  std::vector<int32_t>& pos = s.position_ids.host();
+  pos.resize(static_cast<size_t>(b.B) * b.T);
+  for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int32_t>(i % static_cast<size_t>(b.T));
+  return s.position_ids.upload();
+}
+
 template <typename T>
 const T* AlbertModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                                  ModelState& state) const {
@@ -167,11 +176,10 @@ const T* AlbertModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Uni
   const nn::Flat<T> f{this->params_.data(), nullptr};  // forward writes no gradient
   const int N = b.B * b.T, L = num_blocks();
   const size_t NH = static_cast<size_t>(N) * c.hidden_size;
+  s.inputs.upload(b);
+  const BatchInputs& in = s.inputs;
   if (r.begin == 0) {
-    s.position_ids.resize(static_cast<size_t>(N));
-    for (int i = 0; i < N; ++i) s.position_ids[static_cast<size_t>(i)] = i % b.T;
-    nn::embeddings_forward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N,
-                           drop, s.embeddings);
+    nn::embeddings_forward(embeddings_, f, in.input_ids, position_ids(b, s), in.token_type_ids, N, drop, s.embeddings);
     s.mapped.resize(NH);
     nn::linear_forward(mapping_in_, f, s.embeddings.out.data(), s.mapped.data(), N);
   } else {
@@ -181,9 +189,9 @@ const T* AlbertModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Uni
   // The applications of r's repeats.
   const T* x = s.applications.forward((std::max(r.begin, 1) - 1) * inner(), std::min(r.end - 1, L) * inner(),
                                       r.begin == 0 ? s.mapped.data() : s.input.data(),
-                                      [&](int k, const T* in, nn::EncoderLayerSaved<T>& sv) {
-                                        nn::encoder_layer_forward(application(k), f, in, b.attention_mask.data(), b.B,
-                                                                  b.T, drop, sv, s.scratch);
+                                      [&](int k, const T* x_in, nn::EncoderLayerSaved<T>& sv) {
+                                        nn::encoder_layer_forward(application(k), f, x_in, in.attention_mask, b.B, b.T,
+                                                                  drop, sv, s.scratch);
                                       });
   if (!r.contains(this->head_unit())) return x;
   s.last_hidden = x;
@@ -200,17 +208,17 @@ const T* AlbertModel<T>::infer(const Batch& b, ModelState& state) const {
   const nn::Flat<T> f{this->params_.data(), nullptr};
   const nn::DropoutCtx no_dropout{false, 0};
   const int N = b.B * b.T;
-  s.position_ids.resize(static_cast<size_t>(N));
-  for (int i = 0; i < N; ++i) s.position_ids[static_cast<size_t>(i)] = i % b.T;
-  nn::embeddings_forward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N,
-                         no_dropout, s.embeddings);
+  s.inputs.upload(b);
+  const BatchInputs& in = s.inputs;
+  nn::embeddings_forward(embeddings_, f, in.input_ids, position_ids(b, s), in.token_type_ids, N, no_dropout,
+                         s.embeddings);
   s.mapped.resize(static_cast<size_t>(N) * c.hidden_size);
   nn::linear_forward(mapping_in_, f, s.embeddings.out.data(), s.mapped.data(), N);
   // Two layer slots in turn: application k reads slot (k-1)%2 and writes slot k%2.
   const T* x = s.mapped.data();
   for (int k = 0; k < static_cast<int>(applications_.size()); ++k) {
     nn::EncoderLayerSaved<T>& slot = s.applications.inference_slot(k);
-    nn::encoder_layer_forward(application(k), f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot, s.scratch);
+    nn::encoder_layer_forward(application(k), f, x, in.attention_mask, b.B, b.T, no_dropout, slot, s.scratch);
     x = slot.out.data();
   }
   s.last_hidden = x;
@@ -234,11 +242,11 @@ template <typename T>
 LossResult AlbertModel<T>::loss(const Batch& b, ModelState& state, double norm) const {
   auto& s = static_cast<AlbertState<T>&>(state);
   const ModelConfig& c = this->cfg_;
-  if (c.task != Task::PreTraining) return heads_.loss(c, b, s.head, norm);
+  if (c.task != Task::PreTraining) return heads_.loss(c, b, s.inputs, s.head, norm);
   if (b.sentence_order_label.size() != static_cast<size_t>(b.B))
     fail("pretraining loss: the batch needs sentence_order_label, one 0/1 value per row (", b.B,
          " rows); AlbertForPreTraining's loss is masked-LM + sentence-order prediction");
-  const LossResult mlm = heads_.loss(c, b, s.head, norm);
+  const LossResult mlm = heads_.loss(c, b, s.inputs, s.head, norm);
   const double local = std::max(1.0, label_count(c, b));
   const double sop_rows = std::max(
       1.0, static_cast<double>(std::count_if(b.sentence_order_label.begin(), b.sentence_order_label.end(),
@@ -246,7 +254,7 @@ LossResult AlbertModel<T>::loss(const Batch& b, ModelState& state, double norm) 
   const double sop_norm = norm > 0 ? sop_rows * norm / local : sop_rows;
   const int classes = sop_heads_.classifier.out.out;
   s.sop.dlogits.resize(static_cast<size_t>(b.B) * classes);
-  const double sop = kernels::cross_entropy(s.sop.classifier.logits.data(), b.sentence_order_label.data(),
+  const double sop = kernels::cross_entropy(s.sop.classifier.logits.data(), s.inputs.sentence_order_label,
                                             s.sop.dlogits.data(), b.B, classes, sop_norm);
   return {mlm.loss + sop, mlm.norm};
 }
@@ -291,7 +299,7 @@ const T* AlbertModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Un
   for (int k = std::min(r.end - 1, L) * inner() - 1; k >= (std::max(r.begin, 1) - 1) * inner(); --k) {
     nn::EncoderLayerSaved<T>& sv =
         s.applications.for_backward(k, [&](int j, const T* in, nn::EncoderLayerSaved<T>& w) {
-          nn::encoder_layer_forward(application(j), f, in, b.attention_mask.data(), b.B, b.T, drop, w, s.scratch);
+          nn::encoder_layer_forward(application(j), f, in, s.inputs.attention_mask, b.B, b.T, drop, w, s.scratch);
         });
     nn::encoder_layer_backward(application(k), f, s.applications.input(k), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);
@@ -304,7 +312,7 @@ const T* AlbertModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Un
   if (r.begin > 0) return s.d_hidden.data();
   s.d_emb.resize(static_cast<size_t>(N) * c.embedding_size);
   nn::linear_backward(mapping_in_, f, s.embeddings.out.data(), s.d_hidden.data(), s.d_emb.data(), N);
-  nn::embeddings_backward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N, drop,
+  nn::embeddings_backward(embeddings_, f, s.inputs.input_ids, s.position_ids.data(), s.inputs.token_type_ids, N, drop,
                           s.embeddings, s.d_emb.data(), s.d_misc);
   final_from(0);
   return nullptr;

@@ -25,7 +25,7 @@ struct AlbertState : ModelState {
   size_t offload_pool_bytes() const override { return applications.offload_pool_bytes(); }
 
   Buffer<T> input;  // the hidden state entering a range that starts past the embeddings
-  std::vector<int32_t> position_ids;
+  DeviceArray<int32_t> position_ids;
   nn::EmbeddingsSaved<T> embeddings;  // width E
   Buffer<T> mapped;                   // embedding_hidden_mapping_in output [N, H]: unit 0's output
   // One block per layer application (num_hidden_layers * inner_group_num).
@@ -64,6 +64,7 @@ class AlbertModel final : public Model<T> {
     return std::make_unique<AlbertState<T>>(p);
   }
   void build();
+  static const int32_t* position_ids(const Batch& b, AlbertState<T>& s);  // uploaded into s
   int inner() const { return this->cfg_.inner_group_num; }
   int group_of_repeat(int i) const { return i / (this->cfg_.num_layers / this->cfg_.num_hidden_groups); }
   // The layer spec of application k (repeat k / inner, layer k % inner of its group), with

@@ -142,15 +142,16 @@ void BartModel<T>::embed(const BartEmbeddingSpec& e, const std::vector<int32_t>&
   const int N = B * T_, C = this->cfg_.hidden_size;
   const size_t NC = static_cast<size_t>(N) * C;
   const nn::Flat<T> f = this->flat_for_forward();
-  s.ids = ids;
-  s.position_ids.resize(static_cast<size_t>(N));
-  for (int n = 0; n < N; ++n) s.position_ids[n] = first_position + n % T_ + 2;  // HF's offset
+  s.ids.host() = ids;
+  std::vector<int32_t>& pos = s.position_ids.host();
+  pos.resize(static_cast<size_t>(N));
+  for (int n = 0; n < N; ++n) pos[n] = first_position + n % T_ + 2;  // HF's offset
   for (Buffer<T>* b : {&s.sum, &s.out}) b->resize(NC);
   for (Buffer<T>* b : {&s.mean, &s.rstd}) b->resize(N);
   s.sum.zero();
-  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), ids.data(), f.p + shared_, s.sum.data(), N, C);
+  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), s.ids.upload(), f.p + shared_, s.sum.data(), N, C);
   if (embed_scale_ != T(1)) kernels::scale(s.sum.data(), NC, embed_scale_);
-  kernels::embedding_forward(s.position_ids.data(), f.p + e.positions, s.sum.data(), N, C);
+  kernels::embedding_forward(s.position_ids.upload(), f.p + e.positions, s.sum.data(), N, C);
   nn::layernorm_forward(e.ln, f, s.sum.data(), s.out.data(), s.mean.data(), s.rstd.data(), N);
   kernels::dropout_forward(s.out.data(), s.out.data(), NC, drop.p(this->cfg_.hidden_dropout), drop.seed, e.stream);
 }
@@ -165,8 +166,11 @@ void BartModel<T>::embed_backward(const BartEmbeddingSpec& e, nn::Flat<T> f, int
   nn::layernorm_backward(e.ln, f, s.sum.data(), s.mean.data(), s.rstd.data(), d, d_sum, N);
   kernels::embedding_backward(s.position_ids.data(), d_sum, f.g + e.positions, N, C, -1);
   if (embed_scale_ != T(1)) kernels::scale(d_sum, NC, embed_scale_);
-  nn::vocab_parallel_embedding_backward(vocab_, s.ids.data(), d_sum, f.g + shared_, N, C, s.local_ids,
-                                        this->cfg_.pad_token_id);
+  if (this->tp_group())
+    nn::vocab_parallel_embedding_backward(vocab_, s.ids.data(), d_sum, f.g + shared_, N, C, s.local_ids,
+                                          this->cfg_.pad_token_id);
+  else
+    kernels::embedding_backward(s.ids.data(), d_sum, f.g + shared_, N, C, this->cfg_.pad_token_id);
 }
 
 template <typename T>
@@ -186,14 +190,15 @@ const T* BartModel<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
     case Task::SequenceClassification: {
       // HF: every row must hold the same number (>= 1) of eos tokens; the decoder's state at the
       // last one is the sentence representation
-      s.pooled_rows.resize(static_cast<size_t>(b.B));
+      std::vector<int32_t>& pooled_rows = s.pooled_rows.host();
+      pooled_rows.resize(static_cast<size_t>(b.B));
       int count0 = -1;
       for (int r = 0; r < b.B; ++r) {
         int count = 0;
         for (int t = 0; t < b.T; ++t)
           if (b.input_ids[static_cast<size_t>(r) * b.T + t] == bart_.eos_token_id) {
             ++count;
-            s.pooled_rows[r] = r * s.Td + t;
+            pooled_rows[r] = r * s.Td + t;
           }
         if (count == 0) fail(c.architecture(), ": row ", r, " has no eos token (id ", bart_.eos_token_id, ")");
         if (count0 >= 0 && count != count0)
@@ -202,7 +207,7 @@ const T* BartModel<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
         count0 = count;
       }
       s.pooled.resize(static_cast<size_t>(b.B) * C);
-      kernels::gather_rows(h, s.pooled_rows.data(), s.pooled.data(), b.B, C);
+      kernels::gather_rows(h, s.pooled_rows.upload(), s.pooled.data(), b.B, C);
       nn::classifier_head_forward(classifier_, f, s.pooled.data(), b.B, 1, drop, s.classifier);
       return s.classifier.logits.data();
     }
@@ -228,9 +233,10 @@ template <typename T>
 const T* BartModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                                ModelState& state) const {
   auto& s = static_cast<BartState<T>&>(state);
+  s.inputs.upload(b);
   const nn::Flat<T> f = this->flat_for_forward();
   const int Le = bart_.encoder_layers, Ld = bart_.decoder_layers, B = b.B, Ts = b.T, C = this->cfg_.hidden_size;
-  const int32_t* mask = b.attention_mask.data();
+  const int32_t* mask = s.inputs.attention_mask;
   s.Td = decoder_length(this->cfg_, b);
   const size_t NdC = static_cast<size_t>(B) * s.Td * C, NC = static_cast<size_t>(B) * Ts * C;
   if (r.begin > 0) {
@@ -279,10 +285,11 @@ std::unique_ptr<CausalDecoder<T>> BartModel<T>::new_cached_seq2seq_decoder(const
 template <typename T>
 const T* BartModel<T>::infer(const Batch& b, ModelState& state) const {
   auto& s = static_cast<BartState<T>&>(state);
+  s.inputs.upload(b);
   const nn::Flat<T> f = this->flat_for_forward();
   const nn::DropoutCtx off{false, 0};
   const int B = b.B, Ts = b.T;
-  const int32_t* mask = b.attention_mask.data();
+  const int32_t* mask = s.inputs.attention_mask;
   // Each stack's layers run through two of its records in turn: layer i reads slot (i-1)%2's
   // output and writes slot i%2. The encoder's last output stays in its slot for the decoder.
   embed(enc_emb_, b.input_ids, B, Ts, off, s.enc_emb);
@@ -319,13 +326,13 @@ LossResult BartModel<T>::loss(const Batch& b, ModelState& state, double norm) co
       // labels are not shifted for the loss: decoder position t predicts labels[t]
       s.dlogits.resize(static_cast<size_t>(N) * vocab_.rows);
       if (this->tp_group())
-        return {nn::vocab_parallel_cross_entropy(vocab_, this->tp_group(), s.logits.data(), b.labels.data(),
+        return {nn::vocab_parallel_cross_entropy(vocab_, this->tp_group(), s.logits.data(), s.inputs.labels,
                                                  s.dlogits.data(), N, norm, s.ce),
                 norm};
-      return {kernels::cross_entropy(s.logits.data(), b.labels.data(), s.dlogits.data(), N, c.vocab_size, norm), norm};
+      return {kernels::cross_entropy(s.logits.data(), s.inputs.labels, s.dlogits.data(), N, c.vocab_size, norm), norm};
     }
     case Task::SequenceClassification:
-      return sequence_classification_loss(c, b, s.classifier.logits.data(), s.dlogits, norm);
+      return sequence_classification_loss(c, b, s.inputs, s.classifier.logits.data(), s.dlogits, norm);
     default: break;
   }
   fail("a ", c.architecture(), " has no loss");
@@ -352,7 +359,7 @@ const T* BartModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
   const int Le = bart_.encoder_layers, Ld = bart_.decoder_layers;
   const int B = b.B, Ts = b.T, Td = s.Td, Nd = B * Td, C = c.hidden_size;
   const size_t NdC = static_cast<size_t>(Nd) * C, NC = static_cast<size_t>(B) * Ts * C;
-  const int32_t* mask = b.attention_mask.data();
+  const int32_t* mask = s.inputs.attention_mask;
   const bool decoder_side = r.end - 1 > Le;
   s.d_dec.resize(NdC);
   s.d_dec_next.resize(NdC);

@@ -47,7 +47,7 @@ struct BartEmbeddingSpec {
 
 template <typename T>
 struct BartEmbeddingSaved {
-  std::vector<int32_t> ids, position_ids;
+  DeviceArray<int32_t> ids, position_ids;
   std::vector<int32_t> local_ids;  // backward's scratch: the ids as rows of this rank's table slice
   Buffer<T> sum, mean, rstd, out;  // LN input, statistics, output after dropout
 };
@@ -65,7 +65,7 @@ struct BartState : ModelState {
   const T* head_input = nullptr;  // the decoder's output [B*Td, C]
   Buffer<T> output;               // a range ending on the decoder side hands on [decoder hidden ; encoder output]
   int Td = 0;                     // decoder length (the targets', or T when the decoder reads input_ids)
-  std::vector<int32_t> pooled_rows;  // sequence classification: row r * Td + the position of r's last eos
+  DeviceArray<int32_t> pooled_rows;  // sequence classification: row r * Td + the position of r's last eos
   Buffer<T> pooled;               // [B, C]
   nn::ClassifierHeadSaved<T> classifier;
   Buffer<T> logits, dlogits;  // LM: this rank's vocabulary columns under tensor parallelism

@@ -202,19 +202,21 @@ const T* EncoderModel<T>::forward(const Batch& b, const nn::DropoutCtx& drop, Un
   auto& s = static_cast<EncoderState<T>&>(state);
   const nn::Flat<T> f = this->flat_for_forward();  // forward writes no gradient
   const int N = b.B * b.T, L = num_blocks();
+  s.inputs.upload(b);
+  const BatchInputs& in = s.inputs;
   if (r.begin == 0) {
-    compute_position_ids(b, s.position_ids);
-    nn::embeddings_forward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N,
-                           drop, s.embeddings);
+    compute_position_ids(b, s.position_ids.host());
+    nn::embeddings_forward(embeddings_, f, in.input_ids, s.position_ids.upload(), in.token_type_ids, N, drop,
+                           s.embeddings);
   } else {
     s.input.resize(static_cast<size_t>(N) * this->cfg_.hidden_size);
     kernels::copy(input, s.input.data(), s.input.size());
   }
   const T* x = s.blocks.forward(std::max(r.begin, 1) - 1, std::min(r.end - 1, L),
                                  r.begin == 0 ? s.embeddings.out.data() : s.input.data(),
-                                 [&](int i, const T* in, nn::EncoderLayerSaved<T>& sv) {
-                                   nn::encoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T,
-                                                             drop, sv, s.scratch);
+                                 [&](int i, const T* x_in, nn::EncoderLayerSaved<T>& sv) {
+                                   nn::encoder_layer_forward(layers_[i], f, x_in, in.attention_mask, b.B, b.T, drop,
+                                                             sv, s.scratch);
                                  });
   if (!r.contains(this->head_unit())) return x;
   s.last_hidden = x;
@@ -228,9 +230,11 @@ const T* EncoderModel<T>::infer(const Batch& b, ModelState& state) const {
   const nn::Flat<T> f = this->flat_for_forward();
   const nn::DropoutCtx no_dropout{false, 0};
   const int N = b.B * b.T;
-  compute_position_ids(b, s.position_ids);
-  nn::embeddings_forward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N,
-                         no_dropout, s.embeddings);
+  s.inputs.upload(b);
+  const BatchInputs& in = s.inputs;
+  compute_position_ids(b, s.position_ids.host());
+  nn::embeddings_forward(embeddings_, f, in.input_ids, s.position_ids.upload(), in.token_type_ids, N, no_dropout,
+                         s.embeddings);
   // Sequence classification reads only each sequence's first position, so the last block runs
   // the other positions only as far as its keys and values (most of a shallow model's work).
   const int L = num_blocks();
@@ -240,9 +244,9 @@ const T* EncoderModel<T>::infer(const Batch& b, ModelState& state) const {
   for (int i = 0; i < L; ++i) {
     nn::EncoderLayerSaved<T>& slot = s.blocks.inference_slot(i);
     if (first_token_head && i == L - 1)
-      nn::encoder_layer_forward_first_token(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, slot, s.scratch);
+      nn::encoder_layer_forward_first_token(layers_[i], f, x, in.attention_mask, b.B, b.T, slot, s.scratch);
     else
-      nn::encoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot, s.scratch);
+      nn::encoder_layer_forward(layers_[i], f, x, in.attention_mask, b.B, b.T, no_dropout, slot, s.scratch);
     x = slot.out.data();
   }
   s.last_hidden = x;
@@ -252,7 +256,8 @@ const T* EncoderModel<T>::infer(const Batch& b, ModelState& state) const {
 
 template <typename T>
 LossResult EncoderModel<T>::loss(const Batch& b, ModelState& state, double norm) const {
-  return heads_.loss(this->cfg_, b, static_cast<EncoderState<T>&>(state).head, norm, this->tp_group());
+  auto& s = static_cast<EncoderState<T>&>(state);
+  return heads_.loss(this->cfg_, b, s.inputs, s.head, norm, this->tp_group());
 }
 
 template <typename T>
@@ -283,7 +288,7 @@ const T* EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, U
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
     nn::EncoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::EncoderLayerSaved<T>& w) {
-      nn::encoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w, s.scratch);
+      nn::encoder_layer_forward(layers_[k], f, in, s.inputs.attention_mask, b.B, b.T, drop, w, s.scratch);
     });
     nn::encoder_layer_backward(layers_[i], f, s.blocks.input(i), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);
@@ -291,8 +296,8 @@ const T* EncoderModel<T>::backward(const Batch& b, const nn::DropoutCtx& drop, U
     final_from(layers_[i].qkv.w);
   }
   if (r.begin > 0) return s.d_hidden.data();
-  nn::embeddings_backward(embeddings_, f, b.input_ids.data(), s.position_ids.data(), b.token_type_ids.data(), N,
-                          drop, s.embeddings, s.d_hidden.data(), s.d_misc);
+  nn::embeddings_backward(embeddings_, f, s.inputs.input_ids, s.position_ids.data(), s.inputs.token_type_ids, N, drop,
+                          s.embeddings, s.d_hidden.data(), s.d_misc);
   final_from(0);
   return nullptr;
 }

@@ -18,7 +18,7 @@ struct EncoderState : ModelState {
   size_t offload_pool_bytes() const override { return blocks.offload_pool_bytes(); }
 
   Buffer<T> input;  // the hidden state entering a range that starts past the embeddings
-  std::vector<int32_t> position_ids;
+  DeviceArray<int32_t> position_ids;
   nn::EmbeddingsSaved<T> embeddings;
   nn::BlockActivations<T, nn::EncoderLayerSaved<T>> blocks;
   const T* last_hidden = nullptr;  // input of the head in the last forward

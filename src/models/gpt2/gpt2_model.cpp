@@ -103,14 +103,15 @@ template <typename T>
 void Gpt2Model<T>::embed(const Batch& b, const nn::DropoutCtx& drop, Gpt2State<T>& s) const {
   const int N = b.B * b.T, C = this->cfg_.hidden_size;
   // HF with an attention_mask and no position_ids uses arange(T) for every row.
-  s.position_ids.resize(static_cast<size_t>(N));
-  for (int n = 0; n < N; ++n) s.position_ids[n] = n % b.T;
+  std::vector<int32_t>& pos = s.position_ids.host();
+  pos.resize(static_cast<size_t>(N));
+  for (int n = 0; n < N; ++n) pos[n] = n % b.T;
   s.embeddings.resize(static_cast<size_t>(N) * C);
   s.embeddings.zero();
   const T* p = this->params_.data();
-  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), b.input_ids.data(), p + wte_, s.embeddings.data(), N,
+  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), s.inputs.input_ids, p + wte_, s.embeddings.data(), N,
                                        C);
-  kernels::embedding_forward(s.position_ids.data(), p + wpe_, s.embeddings.data(), N, C);
+  kernels::embedding_forward(s.position_ids.upload(), p + wpe_, s.embeddings.data(), N, C);
   kernels::dropout_forward(s.embeddings.data(), s.embeddings.data(), s.embeddings.size(),
                            drop.p(this->cfg_.embedding_dropout), drop.seed, kEmbeddingStream);
 }
@@ -146,7 +147,8 @@ const T* Gpt2Model<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
         fail(c.architecture(), ": cannot handle a batch of ", b.B,
              " sequences when config.json has no pad_token_id (the last token of each row is found from the first "
              "pad token); set pad_token_id in config.json");
-      s.pooled_rows.resize(static_cast<size_t>(b.B));
+      std::vector<int32_t>& pooled_rows = s.pooled_rows.host();
+      pooled_rows.resize(static_cast<size_t>(b.B));
       s.pooled.resize(static_cast<size_t>(b.B) * C);
       for (int r = 0; r < b.B; ++r) {
         int first_pad = 0;
@@ -156,9 +158,9 @@ const T* Gpt2Model<T>::head_forward(const Batch& b, const nn::DropoutCtx& drop, 
               first_pad = t;
               break;
             }
-        s.pooled_rows[r] = r * b.T + ((first_pad - 1) % b.T + b.T) % b.T;
+        pooled_rows[r] = r * b.T + ((first_pad - 1) % b.T + b.T) % b.T;
       }
-      kernels::gather_rows(hf, s.pooled_rows.data(), s.pooled.data(), b.B, C);
+      kernels::gather_rows(hf, s.pooled_rows.upload(), s.pooled.data(), b.B, C);
       s.logits.resize(static_cast<size_t>(b.B) * c.num_labels);
       nn::linear_forward(score_, f, s.pooled.data(), s.logits.data(), b.B);
       return s.logits.data();
@@ -178,6 +180,7 @@ const T* Gpt2Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
   auto& s = static_cast<Gpt2State<T>&>(state);
   const nn::Flat<T> f = this->flat_for_forward();  // forward writes no gradient
   const int N = b.B * b.T, L = num_blocks();
+  s.inputs.upload(b);
   if (r.begin == 0) {
     embed(b, drop, s);
   } else {
@@ -187,7 +190,7 @@ const T* Gpt2Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitR
   const T* x = s.blocks.forward(std::max(r.begin, 1) - 1, std::min(r.end - 1, L),
                                  r.begin == 0 ? s.embeddings.data() : s.input.data(),
                                  [&](int i, const T* in, nn::DecoderLayerSaved<T>& sv) {
-                                   nn::decoder_layer_forward(layers_[i], f, in, b.attention_mask.data(), b.B, b.T,
+                                   nn::decoder_layer_forward(layers_[i], f, in, s.inputs.attention_mask, b.B, b.T,
                                                              drop, sv, s.scratch);
                                  });
   if (!r.contains(this->head_unit())) return x;
@@ -199,12 +202,13 @@ const T* Gpt2Model<T>::infer(const Batch& b, ModelState& state) const {
   auto& s = static_cast<Gpt2State<T>&>(state);
   const nn::Flat<T> f = this->flat_for_forward();
   const nn::DropoutCtx no_dropout{false, 0};
+  s.inputs.upload(b);
   embed(b, no_dropout, s);
   // Two block slots in turn: block i reads slot (i-1)%2 and writes slot i%2.
   const T* x = s.embeddings.data();
   for (int i = 0; i < num_blocks(); ++i) {
     nn::DecoderLayerSaved<T>& slot = s.blocks.inference_slot(i);
-    nn::decoder_layer_forward(layers_[i], f, x, b.attention_mask.data(), b.B, b.T, no_dropout, slot, s.scratch);
+    nn::decoder_layer_forward(layers_[i], f, x, s.inputs.attention_mask, b.B, b.T, no_dropout, slot, s.scratch);
     x = slot.out.data();
   }
   return head_forward(b, no_dropout, x, s);
@@ -227,25 +231,26 @@ LossResult Gpt2Model<T>::loss(const Batch& b, ModelState& state, double norm) co
     case Task::CausalLM: {
       if (b.labels.size() != static_cast<size_t>(N)) fail("causal-lm loss: the batch needs one label per position");
       // HF shifts: logits[:, :-1] predict labels[:, 1:]; the last position of each row has no target.
-      s.shifted_labels.resize(static_cast<size_t>(N));
+      std::vector<int32_t>& shifted = s.shifted_labels.host();
+      shifted.resize(static_cast<size_t>(N));
       for (int r = 0; r < b.B; ++r)
         for (int t = 0; t < b.T; ++t) {
           const size_t i = static_cast<size_t>(r) * b.T + t;
-          s.shifted_labels[i] = t + 1 < b.T ? b.labels[i + 1] : -100;
+          shifted[i] = t + 1 < b.T ? b.labels[i + 1] : -100;
         }
+      const int32_t* targets = s.shifted_labels.upload();
       s.dlogits.resize(static_cast<size_t>(N) * vocab_.rows);
       if (split())
-        return {nn::vocab_parallel_cross_entropy(vocab_, this->tp_group(), s.logits.data(), s.shifted_labels.data(),
-                                                 s.dlogits.data(), N, norm, s.ce),
+        return {nn::vocab_parallel_cross_entropy(vocab_, this->tp_group(), s.logits.data(), targets, s.dlogits.data(),
+                                                 N, norm, s.ce),
                 norm};
-      return {kernels::cross_entropy(s.logits.data(), s.shifted_labels.data(), s.dlogits.data(), N, c.vocab_size, norm),
-              norm};
+      return {kernels::cross_entropy(s.logits.data(), targets, s.dlogits.data(), N, c.vocab_size, norm), norm};
     }
-    case Task::SequenceClassification: return sequence_classification_loss(c, b, s.logits.data(), s.dlogits, norm);
+    case Task::SequenceClassification: return sequence_classification_loss(c, b, s.inputs, s.logits.data(), s.dlogits, norm);
     case Task::TokenClassification:
       if (b.labels.size() != static_cast<size_t>(N)) fail("token-classification loss: the batch needs one label per position");
       s.dlogits.resize(static_cast<size_t>(N) * c.num_labels);
-      return {kernels::cross_entropy(s.logits.data(), b.labels.data(), s.dlogits.data(), N, c.num_labels, norm), norm};
+      return {kernels::cross_entropy(s.logits.data(), s.inputs.labels, s.dlogits.data(), N, c.num_labels, norm), norm};
     default: break;
   }
   fail("a ", c.architecture(), " has no loss");
@@ -306,7 +311,7 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
   }
   for (int i = std::min(r.end - 1, L) - 1; i >= std::max(r.begin, 1) - 1; --i) {
     nn::DecoderLayerSaved<T>& sv = s.blocks.for_backward(i, [&](int k, const T* in, nn::DecoderLayerSaved<T>& w) {
-      nn::decoder_layer_forward(layers_[k], f, in, b.attention_mask.data(), b.B, b.T, drop, w, s.scratch);
+      nn::decoder_layer_forward(layers_[k], f, in, s.inputs.attention_mask, b.B, b.T, drop, w, s.scratch);
     });
     nn::decoder_layer_backward(layers_[i], f, s.blocks.input(i), b.B, b.T, drop, sv, s.d_hidden.data(),
                                s.d_hidden_next.data(), s.scratch);
@@ -316,7 +321,10 @@ const T* Gpt2Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, Unit
   if (r.begin > 0) return s.d_hidden.data();
   T* d = s.d_hidden.data();
   kernels::dropout_backward(d, d, NC, drop.p(c.embedding_dropout), drop.seed, kEmbeddingStream);
-  nn::vocab_parallel_embedding_backward(vocab_, b.input_ids.data(), d, f.g + wte_, N, C, s.local_ids);
+  if (split())
+    nn::vocab_parallel_embedding_backward(vocab_, s.inputs.input_ids, d, f.g + wte_, N, C, s.local_ids);
+  else
+    kernels::embedding_backward(s.inputs.input_ids, d, f.g + wte_, N, C, -1);
   kernels::embedding_backward(s.position_ids.data(), d, f.g + wpe_, N, C, -1);
   final_from(0);
   return nullptr;

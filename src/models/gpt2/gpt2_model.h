@@ -26,19 +26,19 @@ struct Gpt2State : ModelState {
   size_t offload_pool_bytes() const override { return blocks.offload_pool_bytes(); }
 
   Buffer<T> input;  // the hidden state entering a range that starts past the embeddings
-  std::vector<int32_t> position_ids;
+  DeviceArray<int32_t> position_ids;
   Buffer<T> embeddings;  // [N, C] after embd dropout
   nn::BlockActivations<T, nn::DecoderLayerSaved<T>> blocks;
   const T* last_hidden = nullptr;  // input of the head unit (ln_f) in the last forward
   // head unit
   Buffer<T> final_hidden, final_mean, final_rstd;  // ln_f output [N, C] and stats
-  std::vector<int32_t> pooled_rows;                // sequence classification: row r * T + the pooled position
+  DeviceArray<int32_t> pooled_rows;                // sequence classification: row r * T + the pooled position
   Buffer<T> pooled;                                // [B, C]
   Buffer<T> logits, dlogits;  // causal LM under tensor parallelism: this rank's vocabulary columns
   Buffer<T> gathered_logits;  // ... and all of them, gathered by an inference pass for head_outputs
   nn::VocabParallelCeScratch<T> ce;
   std::vector<int32_t> local_ids;
-  std::vector<int32_t> shifted_labels;  // causal LM: labels[:, 1:], -100 at each row's end
+  DeviceArray<int32_t> shifted_labels;  // causal LM: labels[:, 1:], -100 at each row's end
   nn::BlockScratch<T> scratch;  // the blocks' working memory, forward and backward
   // backward scratch, reused across steps
   Buffer<T> d_hidden, d_hidden_next, d_final, d_pooled, head_scratch;

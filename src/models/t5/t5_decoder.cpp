@@ -34,7 +34,7 @@ const T* T5Decoder<T>::append(const int32_t* ids, int n) {
   check_decoder_input("t5 decoder", ids, B_, n, len_, capacity_, c.vocab_size);
   const nn::Flat<T> f = m_.flat_for_forward();
   const nn::DropoutCtx off{false, 0};
-  new_rows_.ids.assign(ids, ids + N);
+  new_rows_.ids.host().assign(ids, ids + N);
   m_.embed(m_.dec_stack_, B_, n, off, new_rows_);
   m_.position_bias(m_.dec_stack_, n, new_rows_, len_);
   const T* x = new_rows_.emb.data();

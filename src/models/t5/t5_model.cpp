@@ -157,7 +157,7 @@ void T5Model<T>::embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCt
   const size_t NC = static_cast<size_t>(N) * C;
   s.emb.resize(NC);
   s.emb.zero();
-  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), s.ids.data(), this->params_.data() + shared_,
+  nn::vocab_parallel_embedding_forward(vocab_, this->tp_group(), s.ids.upload(), this->params_.data() + shared_,
                                        s.emb.data(), N, C);
   kernels::dropout_forward(s.emb.data(), s.emb.data(), NC, drop.p(t5_.dropout_rate), drop.seed, st.embedding_stream);
 }
@@ -165,11 +165,11 @@ void T5Model<T>::embed(const T5StackSpec& st, int B, int T_, const nn::DropoutCt
 template <typename T>
 void T5Model<T>::position_bias(const T5StackSpec& st, int T_, T5StackSaved<T>& s, int first_position) const {
   const int NH = heads(), keys = first_position + T_;
-  s.buckets = relative_position_buckets(T_, keys, st.bidirectional, t5_.relative_attention_num_buckets,
-                                        t5_.relative_attention_max_distance, first_position);
+  s.buckets.host() = relative_position_buckets(T_, keys, st.bidirectional, t5_.relative_attention_num_buckets,
+                                               t5_.relative_attention_max_distance, first_position);
   s.bias.resize(static_cast<size_t>(T_) * keys * NH);
   s.bias.zero();
-  kernels::embedding_forward(s.buckets.data(), this->params_.data() + st.relative_bias, s.bias.data(), T_ * keys, NH);
+  kernels::embedding_forward(s.buckets.upload(), this->params_.data() + st.relative_bias, s.bias.data(), T_ * keys, NH);
 }
 
 template <typename T>
@@ -235,7 +235,10 @@ void T5Model<T>::embed_backward(const T5StackSpec& st, nn::Flat<T> f, int B, int
   const int N = B * T_, C = t5_.d_model;
   kernels::dropout_backward(d, d, static_cast<size_t>(N) * C, drop.p(t5_.dropout_rate), drop.seed,
                             st.embedding_stream);
-  nn::vocab_parallel_embedding_backward(vocab_, s.ids.data(), d, f.g + shared_, N, C, s.local_ids);
+  if (this->tp_group())
+    nn::vocab_parallel_embedding_backward(vocab_, s.ids.data(), d, f.g + shared_, N, C, s.local_ids);
+  else
+    kernels::embedding_backward(s.ids.data(), d, f.g + shared_, N, C, -1);
 }
 
 template <typename T>
@@ -254,9 +257,10 @@ template <typename T>
 const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRange r, const T* input,
                              ModelState& state) const {
   auto& s = static_cast<T5State<T>&>(state);
+  s.inputs.upload(b);
   const nn::Flat<T> f = this->flat_for_forward();
   const int Le = t5_.num_layers, Ld = t5_.num_decoder_layers, B = b.B, Ts = b.T, C = t5_.d_model;
-  const int32_t* mask = b.attention_mask.data();
+  const int32_t* mask = s.inputs.attention_mask;
   s.Td = decoder_length(this->cfg_, b);
   const int Td = s.Td;
   const size_t NdC = static_cast<size_t>(B) * Td * C, NC = static_cast<size_t>(B) * Ts * C;
@@ -267,7 +271,7 @@ const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRan
   // the encoder's side: the embeddings (unit 0), the blocks (units 1..Le), final_layer_norm (with unit Le)
   const T* x = s.input.data();
   if (r.begin == 0) {
-    s.enc_stack.ids = b.input_ids;
+    s.enc_stack.ids.host() = b.input_ids;
     embed(enc_stack_, B, Ts, drop, s.enc_stack);
     x = s.enc_stack.emb.data();
   }
@@ -286,7 +290,7 @@ const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRan
   // final_layer_norm (with unit Le+Ld), the head
   s.enc_out = r.begin <= Le + 1 ? x : s.input.data() + NdC;
   if (r.begin <= Le + 1) {
-    s.dec_stack.ids = decoder_inputs(this->cfg_, b, t5_.decoder_start_token_id, &s.Td);
+    s.dec_stack.ids.host() = decoder_inputs(this->cfg_, b, t5_.decoder_start_token_id, &s.Td);
     embed(dec_stack_, B, Td, drop, s.dec_stack);
     x = s.dec_stack.emb.data();
   }
@@ -307,13 +311,14 @@ const T* T5Model<T>::forward(const Batch& b, const nn::DropoutCtx& drop, UnitRan
 template <typename T>
 const T* T5Model<T>::infer(const Batch& b, ModelState& state) const {
   auto& s = static_cast<T5State<T>&>(state);
+  s.inputs.upload(b);
   const nn::Flat<T> f = this->flat_for_forward();
   const nn::DropoutCtx off{false, 0};
   const int B = b.B, Ts = b.T;
-  const int32_t* mask = b.attention_mask.data();
+  const int32_t* mask = s.inputs.attention_mask;
   // Each stack's blocks run through two of its records in turn (block i reads slot (i-1)%2's
   // output and writes slot i%2); the stack's output is its final norm's.
-  s.enc_stack.ids = b.input_ids;
+  s.enc_stack.ids.host() = b.input_ids;
   embed(enc_stack_, B, Ts, off, s.enc_stack);
   position_bias(enc_stack_, Ts, s.enc_stack);
   const T* x = s.enc_stack.emb.data();
@@ -324,7 +329,7 @@ const T* T5Model<T>::infer(const Batch& b, ModelState& state) const {
   }
   finish(enc_stack_, x, B * Ts, off, s.enc_stack);
   s.enc_out = s.enc_stack.out.data();
-  s.dec_stack.ids = decoder_inputs(this->cfg_, b, t5_.decoder_start_token_id, &s.Td);
+  s.dec_stack.ids.host() = decoder_inputs(this->cfg_, b, t5_.decoder_start_token_id, &s.Td);
   const int Td = s.Td;
   embed(dec_stack_, B, Td, off, s.dec_stack);
   position_bias(dec_stack_, Td, s.dec_stack);
@@ -352,10 +357,10 @@ LossResult T5Model<T>::loss(const Batch& b, ModelState& state, double norm) cons
   // decoder position t predicts labels[t] (the decoder reads them shifted right)
   s.dlogits.resize(static_cast<size_t>(N) * vocab_.rows);
   if (this->tp_group())
-    return {nn::vocab_parallel_cross_entropy(vocab_, this->tp_group(), s.logits.data(), b.labels.data(),
+    return {nn::vocab_parallel_cross_entropy(vocab_, this->tp_group(), s.logits.data(), s.inputs.labels,
                                              s.dlogits.data(), N, norm, s.ce),
             norm};
-  return {kernels::cross_entropy(s.logits.data(), b.labels.data(), s.dlogits.data(), N, c.vocab_size, norm), norm};
+  return {kernels::cross_entropy(s.logits.data(), s.inputs.labels, s.dlogits.data(), N, c.vocab_size, norm), norm};
 }
 
 template <typename T>
@@ -376,7 +381,7 @@ const T* T5Model<T>::backward(const Batch& b, const nn::DropoutCtx& drop, UnitRa
   const int Le = t5_.num_layers, Ld = t5_.num_decoder_layers;
   const int B = b.B, Ts = b.T, Td = s.Td, Nd = B * Td, C = t5_.d_model, NH = heads();
   const size_t NdC = static_cast<size_t>(Nd) * C, NC = static_cast<size_t>(B) * Ts * C;
-  const int32_t* mask = b.attention_mask.data();
+  const int32_t* mask = s.inputs.attention_mask;
   const bool decoder_side = r.end - 1 > Le;
   s.d_dec.resize(NdC);
   s.d_dec_next.resize(NdC);

@@ -52,10 +52,10 @@ struct T5StackSpec {
 // What a stack keeps besides its blocks' saved tensors.
 template <typename T>
 struct T5StackSaved {
-  std::vector<int32_t> ids;      // token ids [B*T] (the decoder's: models/decoder_inputs.h)
+  DeviceArray<int32_t> ids;      // token ids [B*T] (the decoder's: models/decoder_inputs.h)
   std::vector<int32_t> local_ids;  // backward's scratch: the ids as rows of this rank's table slice
   Buffer<T> emb;                 // embeddings after dropout [B*T, C]
-  std::vector<int32_t> buckets;  // [T*T]
+  DeviceArray<int32_t> buckets;  // [T*T]
   Buffer<T> bias;                // [T*T, NH] (this rank's heads)
   const T* last = nullptr;       // the last block's output (final_layer_norm's input)
   Buffer<T> final_rstd, out;     // final_layer_norm's statistics, its output after dropout [B*T, C]
