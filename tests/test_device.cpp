@@ -216,9 +216,9 @@ TEST(TrainingDevice, HfDeviceArgumentsAreReadWithTheirOlderName) {
 }
 
 TEST(TrainingDevice, TheCpuUnderUseCpuOrWithoutAGpu) {
-  EXPECT_EQ(training_device(args_from("use_cpu: true\n"), 0, 1), kernels::Device::cpu());
+  EXPECT_EQ(training_device(args_from("use_cpu: true\n"), 0, 1, 1), kernels::Device::cpu());
   // CPU ranks: as many per host as asked
-  if (kernels::cuda_device_count() == 0) EXPECT_EQ(training_device(args_from(""), 1, 8), kernels::Device::cpu());
+  if (kernels::cuda_device_count() == 0) EXPECT_EQ(training_device(args_from(""), 1, 8, 8), kernels::Device::cpu());
 }
 
 // One process per GPU: rank i of the host takes GPU i; more ranks than GPUs is refused with
@@ -233,7 +233,7 @@ TEST(TrainingDevice, EachRankOfAHostTakesAGpuOfItsOwn) {
 
 void expect_tf32_refused(const std::string& yaml) {
   try {
-    training_device(args_from(yaml), 0, 1);
+    training_device(args_from(yaml), 0, 1, 1);
     FAIL() << "accepted: " << yaml;
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("tf32: TF32 products need an NVIDIA GPU"), std::string::npos) << e.what();

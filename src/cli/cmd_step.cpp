@@ -69,13 +69,9 @@ int run_step(const StepOptions& a, double loss_scale = 1) {
   const DType dt = dtype_of<T>();
   const T loss_value = static_cast<T>(loss.loss);
   std::vector<io::TensorToWrite> tensors = {{"loss", dt, {}, &loss_value}};
-  std::vector<std::vector<T>> outputs;  // host copies of the head's outputs
-  for (const HeadOutput<T>& o : model->head_outputs(batch, *state)) {
-    size_t n = 1;
-    for (int64_t d : o.shape) n *= static_cast<size_t>(d);
-    outputs.push_back(to_host(o.data, n));
-    tensors.push_back({o.name, dt, o.shape, outputs.back().data()});
-  }
+  std::vector<std::vector<T>> host_outputs;  // on a GPU
+  for (const HeadOutput<T>& o : outputs_on_host(model->head_outputs(batch, *state), host_outputs))
+    tensors.push_back({o.name, dt, o.shape, o.data});
   const StagedRead<T> grads(model->grads(), 0, model->grads().size());
   for (const ParamEntry& e : table.entries())
     tensors.push_back({"grad." + e.name, dt, e.shape, grads.data() + e.offset});

@@ -151,7 +151,7 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
                                                  : kernels::GemmThreading::Library);
   // Refused before anything is read or written: a device this machine lacks, bf16 / fp16 this
   // CPU cannot run.
-  const kernels::Device device = training_device(a, layout.local_rank, layout.local_world_size);
+  const kernels::Device device = training_device(a, layout.local_rank, layout.local_world_size, world.size());
   kernels::use_device(device);
   kernels::set_tf32(a.tf32);
   mixed_precision(a);

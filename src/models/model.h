@@ -75,6 +75,22 @@ struct HeadOutput {
   const T* data;
 };
 
+// The outputs where the host reads them (metrics, files): themselves on the CPU; on a GPU
+// copies, kept in `storage`.
+template <typename T>
+std::vector<HeadOutput<T>> outputs_on_host(std::vector<HeadOutput<T>> outputs, std::vector<std::vector<T>>& storage) {
+  if (!kernels::on_cuda()) return outputs;
+  storage.clear();
+  storage.reserve(outputs.size());
+  for (HeadOutput<T>& o : outputs) {
+    size_t n = 1;
+    for (int64_t d : o.shape) n *= static_cast<size_t>(d);
+    storage.push_back(to_host(o.data, n));
+    o.data = storage.back().data();
+  }
+  return outputs;
+}
+
 // Called as backward proceeds: every gradient at flat offset >= the argument is final (data
 // parallelism starts reducing those buckets while backward continues).
 using GradsFinalHook = std::function<void(size_t)>;

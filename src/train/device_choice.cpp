@@ -13,7 +13,7 @@ int gpu_of_local_rank(int local_rank, int local_world_size, int gpus) {
   return local_rank;
 }
 
-kernels::Device training_device(const TrainingArguments& a, int local_rank, int local_world_size) {
+kernels::Device training_device(const TrainingArguments& a, int local_rank, int local_world_size, int world_size) {
   const int gpus = a.use_cpu ? 0 : kernels::cuda_device_count();
   if (a.tf32 && gpus == 0)
     fail("tf32: TF32 products need an NVIDIA GPU (Ampere or newer), and ",
@@ -21,10 +21,13 @@ kernels::Device training_device(const TrainingArguments& a, int local_rank, int 
          ". Set tf32: false (fp32 products on the CPU are exact fp32)");
   if (gpus == 0) return kernels::Device::cpu();
   const kernels::Device gpu = kernels::Device::cuda(gpu_of_local_rank(local_rank, local_world_size, gpus));
-  // The kernels run on a GPU (kernels/cuda/), but the models still read and write their
-  // batches, weights and outputs from the host (issue 25, item 3): refuse instead of faulting.
-  fail(gpu.str(), " found (", kernels::device_properties(gpu).name,
-       "), but strata's models do not train on a GPU yet; set use_cpu: true to train on the CPU");
+  // One process per GPU trains alone for now: the Trainer's collectives are MPI's, on host
+  // memory (the NCCL communicator, dist/nccl_communicator.h, is not wired into it yet).
+  if (world_size > 1)
+    fail(world_size, " ranks on ", gpu.str(), " (", kernels::device_properties(gpu).name,
+         "): strata trains on one GPU per job for now (its collectives between GPUs, over NCCL, are not wired into "
+         "the Trainer yet); run one process, or set use_cpu: true to train on the CPUs");
+  return gpu;
 }
 
 }  // namespace strata

@@ -9,6 +9,7 @@
 
 #include "io/files.h"
 #include "io/safetensors.h"
+#include "tensor/device_array.h"
 #include "util/error.h"
 #include "util/shape_str.h"
 
@@ -72,14 +73,46 @@ void fill_owned(const ParamEntry& e, const TensorSplit& split, Optimizer<float>&
   std::copy_n(src + (b - e.offset), end - b, state + (b - opt.begin()));
 }
 
+// The optimizer's state buffers as the host reads and writes them: the buffers themselves on the
+// CPU; on a GPU host copies of them, which upload() sends back after a read.
+class HostStates {
+ public:
+  explicit HostStates(Optimizer<float>& opt) {
+    for (auto& [kind, buf] : opt.state_buffers()) {
+      states_.push_back({kind, buf, {}});
+      if (buf->device().is_cuda()) states_.back().copy = to_host(buf->data(), buf->size(), buf->device());
+    }
+  }
+  size_t size() const { return states_.size(); }
+  const std::string& kind(size_t i) const { return states_[i].kind; }
+  float* data(size_t i) { return states_[i].copy.empty() ? states_[i].buf->data() : states_[i].copy.data(); }
+  size_t values(size_t i) const { return states_[i].buf->size(); }
+  void upload() {
+    for (State& s : states_)
+      if (!s.copy.empty())
+        kernels::copy_bytes(s.buf->data(), s.buf->device(), s.copy.data(), kernels::Device::cpu(),
+                            s.copy.size() * sizeof(float));
+  }
+
+ private:
+  struct State {
+    std::string kind;
+    Buffer<float>* buf;
+    std::vector<float> copy;
+  };
+  std::vector<State> states_;
+};
+
 void read_full(const std::string& dir, const ParamTable& table, Optimizer<float>& opt, const TensorSplit& split) {
   const std::string path = (fs::path(dir) / kFullFile).string();
   const io::SafetensorsFile f(path);
   auto meta = f.metadata();
   check_optimizer(path, meta["optimizer"], opt);
-  for (auto& [kind, buf] : opt.state_buffers()) {
+  HostStates states(opt);
+  for (size_t i = 0; i < states.size(); ++i) {
+    const std::string& kind = states.kind(i);
     for (const ParamEntry& e : table.entries()) {
-      fill_owned(e, split, opt, buf->data(), [&](const ParamEntry& x) {
+      fill_owned(e, split, opt, states.data(i), [&](const ParamEntry& x) {
         const io::TensorView* t = f.find(kind + "." + x.name);
         if (!t) fail(path, ": no tensor '", kind, ".", x.name, "': the checkpoint is from another model");
         if (t->shape != x.global_shape)
@@ -91,6 +124,7 @@ void read_full(const std::string& dir, const ParamTable& table, Optimizer<float>
       });
     }
   }
+  states.upload();
   opt.set_steps_taken(std::stoll(meta["step"]));
 }
 
@@ -119,17 +153,19 @@ void read_shards_split(const std::string& dir, const nlohmann::json& layout, con
   std::map<std::string, std::pair<size_t, std::vector<int64_t>>> saved;  // name -> offset, shape
   for (const auto& p : layout.at("parameters"))
     saved[p.at("name").get<std::string>()] = {p.at("offset").get<size_t>(), p.at("shape").get<std::vector<int64_t>>()};
-  for (auto& [kind, buf] : opt.state_buffers())
+  HostStates states(opt);
+  for (size_t i = 0; i < states.size(); ++i)
     for (const ParamEntry& e : table.entries())
-      fill_owned(e, split, opt, buf->data(), [&](const ParamEntry& x) {
+      fill_owned(e, split, opt, states.data(i), [&](const ParamEntry& x) {
         auto it = saved.find(x.name);
         if (it == saved.end() || it->second.second != x.global_shape)
           fail(layout_path, ": its parameter table has no '", x.name, "' of shape ", shape_str(x.global_shape),
                ": the checkpoint is from another model");
         std::vector<float> all(global_numel(x));
-        read_flat_range(dir, layout, kind, it->second.first, it->second.first + all.size(), all.data());
+        read_flat_range(dir, layout, states.kind(i), it->second.first, it->second.first + all.size(), all.data());
         return all;
       });
+  states.upload();
   opt.set_steps_taken(layout.at("step").get<int64_t>());
 }
 
@@ -145,7 +181,10 @@ void read_shards(const std::string& dir, const ParamTable& table, Optimizer<floa
     if (layout.at("parameters") != table_json(table))
       fail(layout_path, ": its parameter table (names, offsets, shapes) differs from the model's: the checkpoint is "
            "from another model");
-    for (auto& [kind, buf] : opt.state_buffers()) read_flat_range(dir, layout, kind, opt.begin(), opt.end(), buf->data());
+    HostStates states(opt);
+    for (size_t i = 0; i < states.size(); ++i)
+      read_flat_range(dir, layout, states.kind(i), opt.begin(), opt.end(), states.data(i));
+    states.upload();
     opt.set_steps_taken(layout.at("step").get<int64_t>());
   } catch (const nlohmann::json::exception& e) {
     fail(layout_path, ": not a strata optimizer layout record (", e.what(), ")");
@@ -158,9 +197,10 @@ void write_optimizer_state(const std::string& dir, const ParamTable& table, Opti
   STRATA_CHECK(opt.begin() == 0 && opt.end() == table.total(), "write_optimizer_state: the optimizer owns ",
                opt.begin(), "..", opt.end(), " of ", table.total(), " values; a sliced one writes shards");
   std::vector<io::TensorToWrite> tensors;
-  for (auto& [kind, buf] : opt.state_buffers())
+  HostStates states(opt);
+  for (size_t i = 0; i < states.size(); ++i)
     for (const ParamEntry& e : table.entries())
-      tensors.push_back({kind + "." + e.name, DType::F32, e.shape, buf->data() + e.offset});
+      tensors.push_back({states.kind(i) + "." + e.name, DType::F32, e.shape, states.data(i) + e.offset});
   io::write_safetensors((fs::path(dir) / kFullFile).string(), tensors, metadata(opt));
 }
 
@@ -174,10 +214,11 @@ void write_optimizer_slices(const std::string& dir, const ParamTable& table, Opt
     if (auto j = nlohmann::json::parse(s); j.at("writes").get<bool>()) slices.push_back(std::move(j));
   std::sort(slices.begin(), slices.end(),
             [](const nlohmann::json& a, const nlohmann::json& b) { return a.at("begin") < b.at("begin"); });
-  auto states = opt.state_buffers();
+  HostStates states(opt);
   if (world.rank() != 0) {
     if (writes)
-      for (auto& [kind, buf] : states) world.send(buf->data(), buf->size() * sizeof(float), 0, kShardTag);
+      for (size_t i = 0; i < states.size(); ++i)
+        world.send(states.data(i), states.values(i) * sizeof(float), 0, kShardTag);
     return;
   }
   const int parts = static_cast<int>(slices.size());
@@ -193,13 +234,13 @@ void write_optimizer_slices(const std::string& dir, const ParamTable& table, Opt
     covered = end;
     std::vector<io::TensorToWrite> tensors;
     for (size_t i = 0; i < states.size(); ++i) {
-      const float* data = states[i].second->data();
+      const float* data = states.data(i);
       if (from != 0) {
         received[i].resize(end - begin);
         world.recv(received[i].data(), received[i].size() * sizeof(float), from, kShardTag);
         data = received[i].data();
       }
-      tensors.push_back({states[i].first, DType::F32, {static_cast<int64_t>(end - begin)}, data});
+      tensors.push_back({states.kind(i), DType::F32, {static_cast<int64_t>(end - begin)}, data});
     }
     auto meta = metadata(opt);
     meta["begin"] = std::to_string(begin);
@@ -211,7 +252,7 @@ void write_optimizer_slices(const std::string& dir, const ParamTable& table, Opt
   }
   STRATA_CHECK(covered == table.total(), "optimizer slices cover ", covered, " of ", table.total(), " values");
   nlohmann::json kinds = nlohmann::json::array();
-  for (auto& [kind, buf] : states) kinds.push_back(kind);
+  for (size_t i = 0; i < states.size(); ++i) kinds.push_back(states.kind(i));
   nlohmann::json layout = {{"format", "strata flat optimizer shards"},
                            {"optimizer", opt.config().name},
                            {"step", opt.steps_taken()},
@@ -235,26 +276,26 @@ void write_optimizer_slices(const std::string& dir, const ParamTable& table, Opt
 void write_optimizer_unsplit(const std::string& dir, const ParamTable& table, const TensorSplit& split,
                              Optimizer<float>& opt, bool writes, dist::Communicator& world) {
   const bool root = world.rank() == 0;
-  auto states = opt.state_buffers();
+  HostStates states(opt);
   // Rank 0 keeps every whole tensor until the file is written.
   std::vector<std::vector<float>> kept;
   kept.reserve(states.size() * table.entries().size());
   std::vector<io::TensorToWrite> tensors;
   std::vector<float> mine;
-  for (auto& [kind, buf] : states)
+  for (size_t i = 0; i < states.size(); ++i)
     for (const ParamEntry& e : table.entries()) {
       std::vector<float> whole(global_numel(e), 0.0f);
       const size_t b = std::max(e.offset, opt.begin()), end = std::min(e.offset + e.numel, opt.end());
       const bool counts = writes && b < end && (!e.replicated() || split.rank == 0);
       if (counts) {
         mine.assign(e.numel, 0.0f);
-        std::copy_n(buf->data() + (b - opt.begin()), end - b, mine.data() + (b - e.offset));
+        std::copy_n(states.data(i) + (b - opt.begin()), end - b, mine.data() + (b - e.offset));
         put_slice(e, split, mine.data(), whole.data());
       }
       world.reduce_sum(whole.data(), whole.size(), 0, "optimizer state of a parameter, to save");
       if (!root) continue;
       kept.push_back(std::move(whole));
-      tensors.push_back({kind + "." + e.name, DType::F32, e.global_shape, kept.back().data()});
+      tensors.push_back({states.kind(i) + "." + e.name, DType::F32, e.global_shape, kept.back().data()});
     }
   if (root) io::write_safetensors((fs::path(dir) / kFullFile).string(), tensors, metadata(opt));
 }

@@ -56,7 +56,14 @@ dist::Communicator* group_or_null(dist::Communicator* c) { return c && c->size()
 // replicas. DistilBERT-base's 66M would take 253 MiB more, BERT-base's 110M 420 MiB, and their
 // products keep two threads busy without replicas.
 constexpr size_t kReplicaGradientBudget = size_t{128} << 20;
+// On a GPU one replica: the GPU runs a whole batch's rows at once already.
 int replica_threads(const TrainingArguments& a, const Model<float>& model, bool one_stage, bool unsplit, int dp) {
+  if (kernels::on_cuda()) {
+    if (a.replica_threads > 1)
+      fail("replica_threads: ", a.replica_threads, " replica threads share the CPU's cores; on a GPU a batch's rows "
+           "run at once already. Set replica_threads: 0 (or 1), or use_cpu: true");
+    return 1;
+  }
   if (a.replica_threads > 0) return a.replica_threads;
   if (!one_stage || !unsplit || a.microbatches > 1 || (dp > 1 && a.sharding_stage() == 2) || a.full_determinism)
     return 1;
@@ -661,6 +668,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
   std::unique_ptr<EvalPass> pass = start_pass();
   double loss_sum = 0, norm = 0;
   Batch b;
+  std::vector<std::vector<float>> host_outputs;  // on a GPU
   while (data.next(b)) {
     if (b.B == 0) continue;
     largest_eval_batch_.B = std::max(largest_eval_batch_.B, b.B);
@@ -673,7 +681,7 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
       loss_sum += model_->loss(b, *st, n).loss * n;
       norm += n;
     }
-    pass->add(b, model_->head_outputs(b, *st));
+    pass->add(b, outputs_on_host(model_->head_outputs(b, *st), host_outputs));
   }
   pipe_->finish_infer();
   if (comm_ && (!pipeline_ || pipe_->is_last())) {  // every replica saw its shard: the union, on every replica

@@ -1,0 +1,133 @@
+// `strata train` on the emulated GPU (kernels/emulated_gpu.h) against the same job on the CPU:
+// the model, optimizer state, checkpoints, evaluation and predictions must be the same bytes.
+// The emulated GPU runs the CPU's kernels on memory the host may not touch, so equal results
+// show that the Trainer moves every batch, weight, output and checkpoint through the device
+// seam (uploads, downloads) and nowhere else; a real GPU then differs only by its kernels,
+// which tests/gpu/test_backend_ops.cpp checks. CTest runs these with STRATA_EMULATED_GPU=1.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/files.h"
+#include "kernels/device.h"
+#include "kernels/emulated_gpu.h"
+#include "test_paths.h"
+#include "test_util_fs.h"
+#include "train/device_choice.h"
+
+namespace strata {
+namespace {
+
+using test::run_strata;
+using test::write_text;
+
+class TrainOnEmulatedGpu : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (!kernels::emulated::enabled()) GTEST_SKIP() << "STRATA_EMULATED_GPU=1 not set";
+    std::filesystem::create_directories(dir_.path("model"));
+    write_text(dir_.path("model/config.json"),
+               nlohmann::json{{"model_type", "bert"}, {"vocab_size", 8000}, {"hidden_size", 32},
+                              {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"intermediate_size", 64},
+                              {"max_position_embeddings", 64}, {"pad_token_id", 3}}
+                   .dump());
+    std::string train = "text,label\n";
+    for (int i = 0; i < 24; ++i)
+      train += std::string("\"") + (i % 2 ? "win money now, click here" : "meeting notes for monday") + " " +
+               std::to_string(i) + "\"," + (i % 2 ? "spam" : "ham") + "\n";
+    write_text(dir_.path("train.csv"), train);
+    write_text(dir_.path("val.csv"), "text,label\n\"win money\",spam\n\"monday notes\",ham\n\"click to win\",spam\n");
+  }
+
+  // A job into `out` (dropout on: the config's default 0.1), with `extra` lines.
+  std::string job(const std::string& name, const std::string& out, const std::string& extra) {
+    const std::string y = dir_.path(name);
+    write_text(y, "model_name_or_path: " + dir_.path("model") + "\ntokenizer_name: " + test::source_dir() +
+                      "/examples/spam/bert-small\ntrain_file: " + dir_.path("train.csv") +
+                      "\nvalidation_file: " + dir_.path("val.csv") + "\ntest_file: " + dir_.path("val.csv") +
+                      "\ndo_predict: true\noutput_dir: " + dir_.path(out) +
+                      "\nmax_seq_length: 16\nper_device_train_batch_size: 8\nmax_steps: 4\nlogging_steps: 2\n"
+                      "eval_strategy: steps\neval_steps: 2\nsave_steps: 2\nnum_threads: 2\nlearning_rate: 1e-3\n"
+                      "seed: 7\n" + (extra.find("replica_threads") == std::string::npos ? "replica_threads: 1\n" : "") +
+                      extra);
+    return y;
+  }
+
+  void train(const std::string& yaml) {
+    const test::CommandResult r = run_strata({"train", yaml}, dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  // The files of two runs that must be equal byte for byte.
+  void expect_same_run(const std::string& a, const std::string& b, const std::string& what) {
+    for (const char* f : {"model.safetensors", "checkpoint-2/model.safetensors", "checkpoint-2/optimizer.safetensors",
+                          "checkpoint-4/optimizer.safetensors", "predict_results.txt"})
+      EXPECT_TRUE(io::read_file(dir_.path(a + "/" + f)) == io::read_file(dir_.path(b + "/" + f)))
+          << what << ": " << f << " differs";
+    // Every logged value (losses, gradient norms, evaluation metrics) but the times.
+    auto history = [&](const std::string& run) {
+      nlohmann::json h = nlohmann::json::parse(io::read_file(dir_.path(run + "/trainer_state.json")))["log_history"];
+      for (auto& entry : h)
+        for (auto it = entry.begin(); it != entry.end();)
+          it = it.key().find("runtime") != std::string::npos || it.key().find("per_second") != std::string::npos
+                   ? entry.erase(it)
+                   : std::next(it);
+      return h;
+    };
+    EXPECT_EQ(history(a), history(b)) << what;
+  }
+
+  test::ScratchDir dir_;
+};
+
+TEST_F(TrainOnEmulatedGpu, ItIsTheGpuARankTrainsOnUnlessUseCpu) {
+  TrainingArguments a;
+  EXPECT_EQ(training_device(a, 0, 1, 1), kernels::Device::cuda(0));
+  a.use_cpu = true;
+  EXPECT_EQ(training_device(a, 0, 1, 1), kernels::Device::cpu());
+}
+
+// Dropout, gradient accumulation with clipping and a schedule, fp16 with loss scaling (the
+// emulated products' rounding), activation checkpointing and offloading.
+TEST_F(TrainOnEmulatedGpu, EveryOptionTrainsAsOnTheCpuBitForBit) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"plain", ""},
+      {"accumulation", "gradient_accumulation_steps: 2\nmax_grad_norm: 0.5\nlr_scheduler_type: cosine\nwarmup_steps: 1\n"},
+      {"fp16", "fp16: true\nhalf_precision_backend: emulated\n"},
+      {"checkpointing", "gradient_checkpointing: true\n"},
+      {"offloading", "offload_activations: true\n"},
+  };
+  for (const auto& [name, extra] : cases) {
+    train(job(name + "-gpu.yaml", name + "-gpu", extra));
+    train(job(name + "-cpu.yaml", name + "-cpu", extra + "use_cpu: true\n"));
+    expect_same_run(name + "-gpu", name + "-cpu", name);
+  }
+}
+
+TEST_F(TrainOnEmulatedGpu, AResumeEqualsTheUninterruptedRun) {
+  train(job("whole.yaml", "whole", ""));
+  std::filesystem::create_directories(dir_.path("resumed"));
+  std::filesystem::copy(dir_.path("whole/checkpoint-2"), dir_.path("resumed/checkpoint-2"),
+                        std::filesystem::copy_options::recursive);
+  train(job("resumed.yaml", "resumed", "resume_from_checkpoint: " + dir_.path("resumed/checkpoint-2") + "\n"));
+  EXPECT_TRUE(io::read_file(dir_.path("whole/model.safetensors")) == io::read_file(dir_.path("resumed/model.safetensors")));
+  EXPECT_TRUE(io::read_file(dir_.path("whole/checkpoint-4/optimizer.safetensors")) ==
+              io::read_file(dir_.path("resumed/checkpoint-4/optimizer.safetensors")));
+}
+
+TEST_F(TrainOnEmulatedGpu, WhatDoesNotRunOnAGpuYetIsRefusedSayingWhy) {
+  test::expect_command_error(run_strata({"train", job("replicas.yaml", "replicas", "replica_threads: 2\n")}, dir_),
+                             {"replica_threads", "on a GPU a batch's rows run at once already"});
+  const std::string f = test::fixture_dir();
+  test::expect_command_error(run_strata({"step", "--model", f + "/bart-cond-gen", "--batch", f + "/bart-cond-gen.inputs.json",
+                                         "--out", dir_.path("x.safetensors"), "--device", "cuda"},
+                                        dir_),
+                             {"model_type 'bart' does not run on a GPU yet", "--device cpu"});
+}
+
+}  // namespace
+}  // namespace strata
