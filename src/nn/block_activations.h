@@ -166,7 +166,7 @@ class BlockActivations {
       r.sizes.push_back(b->size());
     }
     return worker_->submit([bufs = std::move(bufs), &r] {
-      for (size_t k = 0; k < bufs.size(); ++k) FileBackedPool::store(r.at[k], bufs[k]->data(), r.sizes[k] * sizeof(T));
+      for (size_t k = 0; k < bufs.size(); ++k) FileBackedPool::store(r.at[k], bufs[k]->data(), r.sizes[k] * sizeof(T), bufs[k]->device());
     });
   }
 
@@ -175,7 +175,7 @@ class BlockActivations {
     return worker_->submit([bufs = record_buffers(i), &r] {
       for (size_t k = 0; k < bufs.size(); ++k) {
         bufs[k]->resize(r.sizes[k]);
-        FileBackedPool::load(bufs[k]->data(), r.at[k], r.sizes[k] * sizeof(T));
+        FileBackedPool::load(bufs[k]->data(), r.at[k], r.sizes[k] * sizeof(T), bufs[k]->device());
       }
     });
   }

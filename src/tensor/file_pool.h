@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <string>
 
+#include "kernels/device.h"
+
 namespace strata {
 
 class FileBackedPool {
@@ -30,8 +32,9 @@ class FileBackedPool {
 
   // Copies between memory and a region piece by piece, dropping each piece of the region from
   // the resident set once copied, so a copy never holds more than one piece of the pool there.
-  static void store(std::byte* region, const void* src, size_t bytes);
-  static void load(void* dst, const std::byte* region, size_t bytes);
+  // `src` / `dst` is memory of `device` (a GPU's goes through the device seam's copies).
+  static void store(std::byte* region, const void* src, size_t bytes, kernels::Device device = kernels::Device::cpu());
+  static void load(void* dst, const std::byte* region, size_t bytes, kernels::Device device = kernels::Device::cpu());
 
   size_t peak_bytes() const { return peak_; }        // the most a pass has used
   size_t file_bytes() const { return file_bytes_; }  // the file's size (>= peak_bytes)
