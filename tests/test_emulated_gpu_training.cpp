@@ -38,12 +38,7 @@ class TrainOnEmulatedGpu : public testing::Test {
                               {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"intermediate_size", 64},
                               {"max_position_embeddings", 64}, {"pad_token_id", 3}}
                    .dump());
-    std::string train = "text,label\n";
-    for (int i = 0; i < 24; ++i)
-      train += std::string("\"") + (i % 2 ? "win money now, click here" : "meeting notes for monday") + " " +
-               std::to_string(i) + "\"," + (i % 2 ? "spam" : "ham") + "\n";
-    write_text(dir_.path("train.csv"), train);
-    write_text(dir_.path("val.csv"), "text,label\n\"win money\",spam\n\"monday notes\",ham\n\"click to win\",spam\n");
+    test::write_toy_spam_csvs(dir_);
   }
 
   // A job into `out` (dropout on: the config's default 0.1), with `extra` lines.
@@ -85,6 +80,19 @@ class TrainOnEmulatedGpu : public testing::Test {
     EXPECT_EQ(history(a), history(b)) << what;
   }
 
+  // Steps 1-4, and steps 3-4 resumed from the first run's checkpoint-2: the same bytes.
+  void expect_resume_equals_uninterrupted() {
+    train(job("whole.yaml", "whole", ""));
+    std::filesystem::create_directories(dir_.path("resumed"));
+    std::filesystem::copy(dir_.path("whole/checkpoint-2"), dir_.path("resumed/checkpoint-2"),
+                          std::filesystem::copy_options::recursive);
+    train(job("resumed.yaml", "resumed", "resume_from_checkpoint: " + dir_.path("resumed/checkpoint-2") + "\n"));
+    for (const char* f : {"model.safetensors", "checkpoint-4/optimizer.safetensors"})
+      EXPECT_TRUE(io::read_file(dir_.path(std::string("whole/") + f)) ==
+                  io::read_file(dir_.path(std::string("resumed/") + f)))
+          << f;
+  }
+
   test::ScratchDir dir_;
 };
 
@@ -112,16 +120,7 @@ TEST_F(TrainOnEmulatedGpu, EveryOptionTrainsAsOnTheCpuBitForBit) {
   }
 }
 
-TEST_F(TrainOnEmulatedGpu, AResumeEqualsTheUninterruptedRun) {
-  train(job("whole.yaml", "whole", ""));
-  std::filesystem::create_directories(dir_.path("resumed"));
-  std::filesystem::copy(dir_.path("whole/checkpoint-2"), dir_.path("resumed/checkpoint-2"),
-                        std::filesystem::copy_options::recursive);
-  train(job("resumed.yaml", "resumed", "resume_from_checkpoint: " + dir_.path("resumed/checkpoint-2") + "\n"));
-  EXPECT_TRUE(io::read_file(dir_.path("whole/model.safetensors")) == io::read_file(dir_.path("resumed/model.safetensors")));
-  EXPECT_TRUE(io::read_file(dir_.path("whole/checkpoint-4/optimizer.safetensors")) ==
-              io::read_file(dir_.path("resumed/checkpoint-4/optimizer.safetensors")));
-}
+TEST_F(TrainOnEmulatedGpu, AResumeEqualsTheUninterruptedRun) { expect_resume_equals_uninterrupted(); }
 
 TEST_F(TrainOnEmulatedGpu, WhatDoesNotRunOnAGpuYetIsRefusedSayingWhy) {
   test::expect_command_error(run_strata({"train", job("replicas.yaml", "replicas", "replica_threads: 2\n")}, dir_),
@@ -160,14 +159,7 @@ TEST_F(TrainOnGpu, TwentyStepsWithDropoutFollowTheCpu) {
   for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], c[i], 2e-4) << "logged loss " << i;  // logged to 4 places
 }
 
-TEST_F(TrainOnGpu, AResumeEqualsTheUninterruptedRun) {
-  train(job("whole.yaml", "whole", ""));
-  std::filesystem::create_directories(dir_.path("resumed"));
-  std::filesystem::copy(dir_.path("whole/checkpoint-2"), dir_.path("resumed/checkpoint-2"),
-                        std::filesystem::copy_options::recursive);
-  train(job("resumed.yaml", "resumed", "resume_from_checkpoint: " + dir_.path("resumed/checkpoint-2") + "\n"));
-  EXPECT_TRUE(io::read_file(dir_.path("whole/model.safetensors")) == io::read_file(dir_.path("resumed/model.safetensors")));
-}
+TEST_F(TrainOnGpu, AResumeEqualsTheUninterruptedRun) { expect_resume_equals_uninterrupted(); }
 
 }  // namespace
 }  // namespace strata

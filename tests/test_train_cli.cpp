@@ -30,12 +30,7 @@ class TrainCli : public testing::Test {
   void SetUp() override {
     fs::create_directories(dir_.path("model"));
     write_model_config(32);
-    std::string train = "text,label\n";
-    for (int i = 0; i < 24; ++i)
-      train += std::string("\"") + (i % 2 ? "win money now, click here" : "meeting notes for monday") + " " +
-               std::to_string(i) + "\"," + (i % 2 ? "spam" : "ham") + "\n";
-    write_text(dir_.path("train.csv"), train);
-    write_text(dir_.path("val.csv"), "text,label\n\"win money\",spam\n\"monday notes\",ham\n\"click to win\",spam\n");
+    test::write_toy_spam_csvs(dir_);
   }
   void write_model_config(int hidden) {
     write_text(dir_.path("model/config.json"),

@@ -66,6 +66,16 @@ inline void write_text(const std::string& path, const std::string& text) {
   ASSERT_TRUE(f.good()) << "cannot write " << path;
 }
 
+// A toy spam / ham job's data in `dir`: train.csv (24 rows of two phrasings), val.csv (3 rows).
+inline void write_toy_spam_csvs(const ScratchDir& dir) {
+  std::string train = "text,label\n";
+  for (int i = 0; i < 24; ++i)
+    train += std::string("\"") + (i % 2 ? "win money now, click here" : "meeting notes for monday") + " " +
+             std::to_string(i) + "\"," + (i % 2 ? "spam" : "ham") + "\n";
+  write_text(dir.path("train.csv"), train);
+  write_text(dir.path("val.csv"), "text,label\n\"win money\",spam\n\"monday notes\",ham\n\"click to win\",spam\n");
+}
+
 // A copy of a fixture model directory that a test may then damage.
 inline std::string copy_fixture_dir(const std::string& name, const ScratchDir& dir) {
   const std::string dst = dir.path(name);
