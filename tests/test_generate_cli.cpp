@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -235,6 +236,34 @@ TEST_F(GenerateCli, NonCausalModelsAreRefusedNamingTheDirAndWhatCanGenerate) {
     EXPECT_NE(r.err.find(test::fixture(name) + ": a "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("is not a causal language model"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("GPT2LMHeadModel"), std::string::npos) << r.err;
+  }
+}
+
+
+// On the emulated GPU (kernels/emulated_gpu.h; CTest sets STRATA_EMULATED_GPU=1): greedy, beam
+// search and sampling, with the key/value cache and without, give the CPU's ids and scores.
+struct GenerateOnEmulatedGpu : GenerateCli {
+  void SetUp() override {
+    if (!std::getenv("STRATA_EMULATED_GPU")) GTEST_SKIP() << "STRATA_EMULATED_GPU=1 not set";
+    GenerateCli::SetUp();
+  }
+};
+
+TEST_F(GenerateOnEmulatedGpu, TheSameSequencesAsOnTheCpu) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"--max-new-tokens", "10"},
+      {"--max-new-tokens", "10", "--use-cache=false"},
+      {"--max-new-tokens", "10", "--num-beams", "3", "--num-return-sequences", "2"},
+      {"--max-new-tokens", "10", "--do-sample", "--seed", "5", "--top-k", "20"},
+  };
+  for (std::vector<std::string> args : cases) {
+    args.insert(args.end(), {"--prompt", "Hello world, the cat", "--json"});
+    std::vector<std::string> gpu = args;
+    gpu.push_back("--device=cuda");
+    const auto c = run(args), g = run(gpu);
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    EXPECT_EQ(g.out, c.out) << args[2];
   }
 }
 

@@ -38,6 +38,7 @@ struct GenerateOptions {
   const CLI::Option* do_sample_flag = nullptr;
   const CLI::Option* use_cache_flag = nullptr;
   int threads = 0;
+  std::string device = "cpu";
   bool json = false;
 };
 
@@ -127,6 +128,14 @@ int run_generate(const GenerateOptions& a) {
   const std::vector<int32_t> decoder_prompt = {cfg.raw.value("decoder_start_token_id", cfg.pad_token_id)};
   const gen::GenerationConfig g = generation_config(a, dir);
   kernels::set_num_threads(a.threads);
+  kernels::Device device;
+  if (!kernels::parse_device(a.device, &device))
+    fail("strata generate: --device must be cpu, cuda or cuda:N, got '", a.device, "'");
+  try {
+    kernels::use_device(device);
+  } catch (const std::runtime_error& e) {
+    fail("strata generate: ", e.what(), "; use --device cpu");
+  }
   const std::vector<std::string> prompts = read_prompts(a);
 
   // Every prompt is tokenized and checked before any work, so a bad line costs no generation.
@@ -261,6 +270,7 @@ Run define_generate(CLI::App& cmd) {
                                    "keep a KV cache (default true; --use-cache=false recomputes)");
   cmd.add_option("--tokenizer", o->tokenizer, "tokenizer directory (default: the model's)");
   cmd.add_option("--threads", o->threads, "compute threads (0: all cores)");
+  cmd.add_option("--device", o->device, "where the model runs: cpu (default), cuda or cuda:N (causal LMs)");
   cmd.add_flag("--json", o->json, "one JSON line per prompt with ids, completions, finish reasons (and beam scores)");
   return [o](const auto&) { return run_generate(*o); };
 }

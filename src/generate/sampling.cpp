@@ -5,19 +5,17 @@
 #include <limits>
 #include <numeric>
 
-#include "kernels/ops.h"
-
 namespace strata::gen {
 
 namespace {
 constexpr double kRemoved = -std::numeric_limits<double>::infinity();
 }  // namespace
 
+// Host memory (decoders return their logits there): the first of equal maxima, as
+// torch.argmax and kernels::argmax_rows.
 template <typename T>
 int32_t argmax(const T* logits, int V) {
-  int32_t best;
-  kernels::argmax_rows(logits, 1, V, &best);
-  return best;
+  return static_cast<int32_t>(std::max_element(logits, logits + V) - logits);
 }
 
 void apply_warpers(std::vector<double>& s, const Warpers& w) {

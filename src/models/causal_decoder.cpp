@@ -49,7 +49,7 @@ class RecomputeDecoder final : public CausalDecoder<T> {
     const size_t L = static_cast<size_t>(length());
     logits_.resize(static_cast<size_t>(B) * V);
     kernels::copy_rows(all + (L - 1) * V, L * V, logits_.data(), V, B, V);  // each row's last position
-    return logits_.data();
+    return logits_on_host(logits_, host_logits_);
   }
 
   void reorder(const std::vector<int32_t>& rows) override {
@@ -68,6 +68,7 @@ class RecomputeDecoder final : public CausalDecoder<T> {
   std::vector<std::vector<int32_t>> rows_;
   int capacity_ = 0;
   Buffer<T> logits_;
+  std::vector<T> host_logits_;  // on a GPU
 };
 
 }  // namespace

@@ -19,9 +19,10 @@ class CausalDecoder {
   // Starts B empty rows that will hold at most `capacity` positions each (at most the model's
   // max_position_embeddings).
   virtual void reset(int B, int capacity) = 0;
-  // Appends n tokens to every row (ids[B*n], row after row) and returns the logits of each
-  // row's last position [B, V], valid until the next call. Ids outside the vocabulary, or
-  // more positions than the capacity, are errors.
+  // Appends n tokens to every row (ids[B*n], row after row, in host memory) and returns the
+  // logits of each row's last position [B, V] in host memory (the sampler and beam search read
+  // them there; on a GPU one copy per step), valid until the next call. Ids outside the
+  // vocabulary, or more positions than the capacity, are errors.
   virtual const T* append(const int32_t* ids, int n) = 0;
   // Row i takes the state of old row rows[i] (rows[B], each in 0..B-1, repeats allowed): what
   // beam search does after each step, when a beam continues from another's prefix. Every piece
@@ -30,6 +31,15 @@ class CausalDecoder {
   virtual void reorder(const std::vector<int32_t>& rows) = 0;
   virtual int length() const = 0;  // positions per row so far
 };
+
+// The logits a decoder computed where the ops run, where the host reads them: themselves on the
+// CPU, a copy in `host` on a GPU.
+template <typename T>
+const T* logits_on_host(const Buffer<T>& logits, std::vector<T>& host) {
+  if (!logits.device().is_cuda()) return logits.data();
+  host = to_host(logits.data(), logits.size(), logits.device());
+  return host.data();
+}
 
 // A decoder over `model` (which must outlive it and be a causal LM): its cached decoder when
 // use_cache and the architecture has one, else the recompute decoder.

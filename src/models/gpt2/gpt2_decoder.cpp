@@ -25,12 +25,14 @@ const T* Gpt2Decoder<T>::append(const int32_t* ids, int n) {
   const nn::Flat<T> f{m_.params().data(), nullptr};
 
   // Embeddings of the new positions len_..len_+n-1 of every row (no dropout at inference).
-  positions_.resize(static_cast<size_t>(N));
-  for (int i = 0; i < N; ++i) positions_[i] = len_ + i % n;
+  ids_.host().assign(ids, ids + N);
+  std::vector<int32_t>& pos = positions_.host();
+  pos.resize(static_cast<size_t>(N));
+  for (int i = 0; i < N; ++i) pos[i] = len_ + i % n;
   x_.resize(static_cast<size_t>(N) * C);
   x_.zero();
-  kernels::embedding_forward(ids, f.p + m_.wte_, x_.data(), N, C);
-  kernels::embedding_forward(positions_.data(), f.p + m_.wpe_, x_.data(), N, C);
+  kernels::embedding_forward(ids_.upload(), f.p + m_.wte_, x_.data(), N, C);
+  kernels::embedding_forward(positions_.upload(), f.p + m_.wpe_, x_.data(), N, C);
 
   const T* x = x_.data();
   for (size_t i = 0; i < m_.layers_.size(); ++i) {
@@ -48,7 +50,7 @@ const T* Gpt2Decoder<T>::append(const int32_t* ids, int n) {
   nn::layernorm_forward(m_.ln_f_, f, last_.data(), final_.data(), mean_.data(), rstd_.data(), B_);
   logits_.resize(static_cast<size_t>(B_) * V);
   nn::linear_forward(m_.lm_head_, f, final_.data(), logits_.data(), B_);
-  return logits_.data();
+  return logits_on_host(logits_, host_logits_);
 }
 
 template <typename T>

@@ -27,7 +27,8 @@ class Gpt2Decoder final : public CausalDecoder<T> {
   Buffer<T> moved_;                               // reorder's copy of one cache's k or v
   nn::DecoderLayerSaved<T> slots_[2];             // block i writes slot i % 2 (as infer does)
   nn::BlockScratch<T> scratch_;                   // the blocks' MLP activation
-  std::vector<int32_t> positions_;
+  DeviceArray<int32_t> ids_, positions_;
+  std::vector<T> host_logits_;  // on a GPU
   Buffer<T> x_;                                   // embeddings of the new positions [B*n, C]
   Buffer<T> last_, final_, mean_, rstd_, logits_;  // each row's last position [B, C] .. [B, V]
 };
