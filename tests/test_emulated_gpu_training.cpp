@@ -6,6 +6,7 @@
 // which tests/gpu/test_backend_ops.cpp checks. CTest runs these with STRATA_EMULATED_GPU=1.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -130,6 +131,18 @@ TEST_F(TrainOnEmulatedGpu, WhatDoesNotRunOnAGpuYetIsRefusedSayingWhy) {
                                          "--out", dir_.path("x.safetensors"), "--device", "cuda"},
                                         dir_),
                              {"model_type 'bart' does not run on a GPU yet", "--device cpu"});
+}
+
+// The memory plan is checked against the GPU's memory, not the host's: a batch too big for a GPU
+// of 12 MiB is refused before the first step, with a smaller batch that fits.
+TEST_F(TrainOnEmulatedGpu, APlanTooBigForTheGpuIsRefusedWithOneThatFits) {
+  setenv("STRATA_EMULATED_GPU_MEMORY", "0.012", 1);
+  const test::CommandResult r = run_strata(
+      {"train", job("big.yaml", "big", ""), "--per_device_train_batch_size", "64", "--max_seq_length", "64"}, dir_);
+  unsetenv("STRATA_EMULATED_GPU_MEMORY");
+  test::expect_command_error(r, {"the memory plan does not fit", "on cuda:0 (emulated GPU", "it holds there now",
+                                 "Settings that fit: per_device_train_batch_size: "});
+  EXPECT_FALSE(std::filesystem::exists(dir_.path("big/checkpoint-2")));
 }
 
 // The same on a real GPU (CTest label gpu; skipped without one): 20 steps with dropout within

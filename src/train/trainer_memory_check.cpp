@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/device.h"
 #include "tensor/resident_memory.h"
 #include "train/trainer.h"
 #include "util/error.h"
@@ -22,11 +23,18 @@ std::string mib(size_t bytes) { return cat(static_cast<int64_t>((bytes + (1 << 2
 void Trainer::check_memory_fits(EvalShape eval) const {  // eval: by value, clamped below
   const char* skip = std::getenv("STRATA_SKIP_MEMORY_CHECK");
   if (skip && std::string(skip) == "1") return;
+  // On a GPU the planned buffers live in its memory: what is free there plus what this process
+  // holds there already (its weights and gradients). On the CPU the process may grow by its part
+  // of the headroom (the ranks on this machine grow together), and holds its resident set
+  // already, planned buffers (as far as touched) included, besides code, libraries and data.
+  const bool gpu = kernels::on_cuda();
+  const kernels::Device device = kernels::current_device();
   const MemoryHeadroom room = memory_headroom();
-  // The process may grow by its part of the headroom: the ranks on this machine grow together.
-  // It holds its resident set already, planned buffers (as far as touched) included.
-  const size_t resident = resident_set_bytes();
-  const size_t limit = resident + room.bytes / static_cast<size_t>(ranks_on_machine_);
+  const size_t resident = gpu ? kernels::memory_stats(device).reserved : resident_set_bytes();
+  const size_t free_bytes =
+      gpu ? kernels::device_properties(device).free_memory : room.bytes / static_cast<size_t>(ranks_on_machine_);
+  const size_t limit = resident + free_bytes;
+  const size_t held = gpu ? 0 : held_before_training_;
   const TrainingArguments& a = args_;
   // No batch is longer than the model's positions, whatever max_seq_length says (a stream fed
   // to the Trainer directly need not follow it).
@@ -39,7 +47,7 @@ void Trainer::check_memory_fits(EvalShape eval) const {  // eval: by value, clam
   // report predicts it.
   auto need = [&](const TrainingArguments& args, int b) {
     const RankMemoryPlan p = memory_plan(b, T, eval, args);
-    return held_before_training_ + p.total() + (eval.B > 0 ? p.evaluation : 0);
+    return held + p.total() + (eval.B > 0 ? p.evaluation : 0);
   };
   const size_t needed = need(a, B);
   if (needed <= limit) return;
@@ -65,12 +73,17 @@ void Trainer::check_memory_fits(EvalShape eval) const {  // eval: by value, clam
     if (need(zero, B) <= limit) fits.push_back(cat("zero_stage: 2 (", mib(need(zero, B)), ")"));
   }
   const RankMemoryPlan plan = memory_plan(B, T, eval);
+  const std::string where =
+      gpu ? cat(" on ", device.str(), " (", kernels::device_properties(device).name, "): ", mib(resident),
+                " it holds there now + ", mib(free_bytes), " free")
+          : cat(" (", mib(resident), " it holds now + ",
+                ranks_on_machine_ > 1 ? cat("a ", ranks_on_machine_, "th part of ") : std::string(), mib(room.bytes),
+                " free: ", room.source, ")");
   fail("the memory plan does not fit: a process of this run needs about ", mib(needed), " at its peak (the plan's ",
        mib(plan.total() + (eval.B > 0 ? plan.evaluation : 0)), " for batches of ", B, " x ", T,
-       eval.B > 0 ? cat(" and evaluation batches of ", eval.B) : std::string(), ", and ", mib(held_before_training_),
-       " of code, libraries and data), but it may take about ", mib(limit), " (", mib(resident), " it holds now + ",
-       ranks_on_machine_ > 1 ? cat("a ", ranks_on_machine_, "th part of ") : std::string(), mib(room.bytes),
-       " free: ", room.source, "). ",
+       eval.B > 0 ? cat(" and evaluation batches of ", eval.B) : std::string(),
+       gpu ? std::string() : cat(", and ", mib(held_before_training_), " of code, libraries and data"),
+       "), but it may take about ", mib(limit), where, ". ",
        fits.empty() ? std::string("No smaller batch, activation checkpointing or sharding fits either: use a "
                                   "machine with more memory, or more ranks with tensor or pipeline parallelism.")
                     : "Settings that fit: " + [&] {
