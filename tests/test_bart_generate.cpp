@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "hf_generate_cases.h"
+#include "kernels/device.h"
+#include "kernels/emulated_gpu.h"
 
 namespace strata::gen {
 namespace {
@@ -44,6 +46,20 @@ TEST(BartGenerateHfParity, Fp64SequencesAndScoresEqualHfGenerate) {
 // scores to 1e-5 of their size.
 TEST(BartGenerateHfParity, Fp32SequencesEqualHfGenerate) {
   print("fp32 model, cached decoder", expect_hf_cases<float>(true, 1e-5));
+}
+
+// On the emulated GPU (kernels/emulated_gpu.h; CTest sets STRATA_EMULATED_GPU=1): the model on
+// the device, BART's and T5's cached decoders give HF's sequences, as on the CPU.
+TEST(Seq2SeqGenerateOnEmulatedGpu, BartAndT5SequencesEqualHfGenerate) {
+  if (!kernels::emulated::enabled()) GTEST_SKIP() << "STRATA_EMULATED_GPU=1 not set";
+  kernels::use_device(kernels::Device::cuda(0));
+  // The cached decoders (the recompute one runs the model's forward, which the step tests cover).
+  for (const char* name : {"bart-cond-gen", "t5-cond-gen", "t5-v1_1-cond-gen"}) {
+    const std::string t5 = std::string(name).starts_with("t5") ? ".gz" : "";
+    test::expect_hf_generate_cases<float>(name, test::read_json_fixture(name + std::string(".generate.json") + t5),
+                                          true, 1e-5);
+  }
+  kernels::use_device(kernels::Device::cpu());
 }
 
 }  // namespace

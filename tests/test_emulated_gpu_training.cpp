@@ -126,11 +126,6 @@ TEST_F(TrainOnEmulatedGpu, AResumeEqualsTheUninterruptedRun) { expect_resume_equ
 TEST_F(TrainOnEmulatedGpu, WhatDoesNotRunOnAGpuYetIsRefusedSayingWhy) {
   test::expect_command_error(run_strata({"train", job("replicas.yaml", "replicas", "replica_threads: 2\n")}, dir_),
                              {"replica_threads", "on a GPU a batch's rows run at once already"});
-  const std::string f = test::fixture_dir();
-  test::expect_command_error(run_strata({"step", "--model", f + "/bart-cond-gen", "--batch", f + "/bart-cond-gen.inputs.json",
-                                         "--out", dir_.path("x.safetensors"), "--device", "cuda"},
-                                        dir_),
-                             {"model_type 'bart' does not run on a GPU yet", "--device cpu"});
 }
 
 // The memory plan is checked against the GPU's memory, not the host's: a batch too big for a GPU

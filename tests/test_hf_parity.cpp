@@ -162,17 +162,12 @@ TEST_P(HfParity, NativeBf16StepMatchesTransformers) {
   compare(GetParam(), "bf16", 1e-1, 1e-5, "auto");
 }
 
-// Whether the fixture's architecture runs on a GPU (BART and T5 do not yet: their attention's
-// softmax runs on the host, nn/seq2seq_layer.cpp).
-bool runs_on_gpu(const std::string& c) { return !c.starts_with("bart") && !c.starts_with("t5"); }
-
 // The same step on a GPU, against HF at the CPU's fp32 tolerance (TF32 off: exact fp32
 // products). CTest label gpu; skipped without a GPU.
 class HfParityOnGpu : public HfParity {};
 TEST_P(HfParityOnGpu, Fp32StepMatchesTransformers) {
   if (strata::kernels::cuda_device_count() == 0 || strata::kernels::emulated::enabled())
     GTEST_SKIP() << "no GPU: " << strata::kernels::cuda_unavailable_reason();
-  if (!runs_on_gpu(GetParam())) GTEST_SKIP() << GetParam() << " does not run on a GPU yet";
   compare(GetParam(), "fp32", 1e-5, 1e-4, "emulated", "cuda");
 }
 
@@ -183,7 +178,6 @@ TEST_P(HfParityOnGpu, Fp32StepMatchesTransformers) {
 class HfParityOnEmulatedGpu : public HfParity {};
 TEST_P(HfParityOnEmulatedGpu, StepEqualsTheCpuBitForBit) {
   if (!strata::kernels::emulated::enabled()) GTEST_SKIP() << "STRATA_EMULATED_GPU=1 not set";
-  if (!runs_on_gpu(GetParam())) GTEST_SKIP() << GetParam() << " does not run on a GPU yet";
   for (const char* precision : {"fp32", "bf16"}) {
     const std::string cpu = strata::io::read_file(run_step(GetParam(), precision, "emulated", "cpu"));
     const std::string gpu = strata::io::read_file(run_step(GetParam(), precision, "emulated", "cuda"));

@@ -167,6 +167,21 @@ template <typename T>
 void attention_cached_forward(const CachedAttentionShape& s, const T* q, int ldq, const T* k, const T* v, T* scores,
                               T* ctx);
 
+// The softmax of attention scores computed by products of their own (encoder-decoders: cross
+// attention of Tq queries over Tk keys, T5's position bias). S is [B, NH, Tq, Tk], rewritten in
+// place: S[b,h,i,:] + pos_bias[(i*Tk + j)*NH + h] (when given), softmax over the keys j that
+// mask[b*Tk + j] != 0 (when given) and, when causal, j <= first_query + i leave; the sums are
+// taken in double. A row with no key left is uniform (1/Tk), as the CPU always did.
+template <typename T>
+void scores_softmax(T* S, const T* pos_bias, const int32_t* mask, int B, int NH, int Tq, int Tk, bool causal,
+                    int first_query);
+// Its backward: G holds d(probabilities) [B, NH, Tq, Tk] and becomes scale * d(scores),
+// d(scores) = P (G - sum_j G P) per row (the dot product in double, each element rounded to T
+// before it is added or scaled). When d_pos_bias is given, d(scores) is also added into
+// d_pos_bias[(i*Tk + j)*NH + h], row b = 0, 1, ... in turn.
+template <typename T>
+void scores_softmax_backward(const T* P, T* G, T* d_pos_bias, int B, int NH, int Tq, int Tk, T scale);
+
 // ---- embeddings ----------------------------------------------------------------------
 // out[n,:] += table[ids[n], :] for n < N. Callers check ids are in range.
 template <typename T>

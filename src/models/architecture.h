@@ -30,8 +30,6 @@ struct Architecture {
   std::unique_ptr<Model<double>> (*make_f64)(const ModelConfig& c);
   // Whether its models run split over tensor-parallel ranks (ModelConfig::tensor_split).
   bool tensor_parallel = false;
-  // Why its models cannot run on a GPU yet (null: they can).
-  const char* not_on_gpu = nullptr;
 
   const char* class_suffix(Task t) const;  // null when the task has no head here
 };

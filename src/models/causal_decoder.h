@@ -35,9 +35,9 @@ class CausalDecoder {
 // The logits a decoder computed where the ops run, where the host reads them: themselves on the
 // CPU, a copy in `host` on a GPU.
 template <typename T>
-const T* logits_on_host(const Buffer<T>& logits, std::vector<T>& host) {
-  if (!logits.device().is_cuda()) return logits.data();
-  host = to_host(logits.data(), logits.size(), logits.device());
+const T* logits_on_host(const T* logits, size_t n, std::vector<T>& host) {
+  if (!kernels::on_cuda()) return logits;
+  host = to_host(logits, n);
   return host.data();
 }
 

@@ -41,9 +41,6 @@ const Architecture& architecture_for(const ModelConfig& c) {
   if (c.tensor_split.split() && !a->tensor_parallel)
     fail("model_type '", c.model_type, "' has no tensor-parallel layers (tensor_parallel_degree ",
          c.tensor_split.degree, ")");
-  if (kernels::on_cuda() && a->not_on_gpu)
-    fail("model_type '", c.model_type, "' does not run on a GPU yet: ", a->not_on_gpu,
-         ". Use the CPU (use_cpu: true; strata step --device cpu)");
   if (kernels::on_cuda() && c.tensor_split.split())
     fail("tensor parallelism does not run on GPUs yet (the vocabulary-parallel embedding maps ids to rows on the "
          "host); use tensor_parallel_degree 1 or the CPU (use_cpu: true)");

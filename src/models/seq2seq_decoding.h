@@ -9,6 +9,7 @@
 #include "kernels/ops.h"
 #include "models/config.h"
 #include "nn/seq2seq_decode.h"
+#include "tensor/device_array.h"
 
 namespace strata {
 
@@ -31,11 +32,11 @@ std::vector<nn::KeyValueCache<T>> cross_attention_caches(const std::vector<Layer
 
 // Each row's last of its n new positions, x [B*n, C] -> out [B, C] (the head only needs those).
 template <typename T>
-void last_new_positions(const T* x, int B, int n, int C, std::vector<int32_t>& rows, Buffer<T>& out) {
-  rows.resize(static_cast<size_t>(B));
-  for (int b = 0; b < B; ++b) rows[b] = b * n + n - 1;
+void last_new_positions(const T* x, int B, int n, int C, DeviceArray<int32_t>& rows, Buffer<T>& out) {
+  rows.host().resize(static_cast<size_t>(B));
+  for (int b = 0; b < B; ++b) rows.host()[b] = b * n + n - 1;
   out.resize(static_cast<size_t>(B) * C);
-  kernels::gather_rows(x, rows.data(), out.data(), B, C);
+  kernels::gather_rows(x, rows.upload(), out.data(), B, C);
 }
 
 }  // namespace strata

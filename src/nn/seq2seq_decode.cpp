@@ -1,5 +1,7 @@
 #include "nn/seq2seq_decode.h"
 
+#include "tensor/device_array.h"
+
 namespace strata::nn {
 
 template <typename T>
@@ -15,8 +17,10 @@ template <typename T>
 void KeyValueCache<T>::reorder(const std::vector<int32_t>& order, Buffer<T>& tmp) {
   const size_t width = k.size() / static_cast<size_t>(rows);
   tmp.resize(k.size());
+  DeviceArray<int32_t> index;  // the order where the op reads it
+  const int32_t* at = index.upload(order);
   for (Buffer<T>* kv : {&k, &v}) {
-    kernels::gather_rows(kv->data(), order.data(), tmp.data(), rows, static_cast<int>(width));
+    kernels::gather_rows(kv->data(), at, tmp.data(), rows, static_cast<int>(width));
     kernels::copy(tmp.data(), kv->data(), static_cast<size_t>(rows) * width);
   }
 }
@@ -40,7 +44,7 @@ void attention_sublayer_step(const AttentionSublayerSpec& s, Flat<T> f, const T*
   const T scale = score_scale<T>(s);
   sv.q.resize(static_cast<size_t>(N) * I);
   sv.ctx.resize(static_cast<size_t>(N) * I);
-  sv.probs.resize(static_cast<size_t>(n) * keys);
+  sv.probs.resize(static_cast<size_t>(NH) * n * keys);
   const T* in = attention_input(s, f, x, N, sv);
   if (self_cache) cache_keys_values(s, f, in, B, n, at, cache, tmp);
   linear_forward(s.q, f, in, sv.q.data(), N);
@@ -48,19 +52,16 @@ void attention_sublayer_step(const AttentionSublayerSpec& s, Flat<T> f, const T*
     const size_t row = self_cache ? static_cast<size_t>(b) : 0;
     const T* K = cache.k.data() + row * cache.capacity * I;
     const T* V = cache.v.data() + row * cache.capacity * I;
-    for (int h = 0; h < NH; ++h) {
-      T* S = sv.probs.data();
+    // Row b's heads' scores [NH, n, keys], their softmax, then each head's context.
+    T* S = sv.probs.data();
+    const size_t block = static_cast<size_t>(n) * keys;
+    for (int h = 0; h < NH; ++h)
       kernels::gemm<T>(false, true, n, keys, HS, scale, sv.q.data() + static_cast<size_t>(b) * n * I + h * HS, I,
-                       K + h * HS, I, T(0), S, keys);
-      for (int i = 0; i < n; ++i) {
-        T* row = S + static_cast<size_t>(i) * keys;
-        if (pos_bias)
-          for (int j = 0; j < keys; ++j) row[j] += pos_bias[(static_cast<size_t>(i) * keys + j) * NH + h];
-        masked_softmax(row, keys, [&](int j) { return !s.causal || j <= at + i; });
-      }
-      kernels::gemm<T>(false, false, n, HS, keys, T(1), S, keys, V + h * HS, I, T(0),
+                       K + h * HS, I, T(0), S + h * block, keys);
+    kernels::scores_softmax(S, pos_bias, nullptr, 1, NH, n, keys, s.causal, at);
+    for (int h = 0; h < NH; ++h)
+      kernels::gemm<T>(false, false, n, HS, keys, T(1), S + h * block, keys, V + h * HS, I, T(0),
                        sv.ctx.data() + static_cast<size_t>(b) * n * I + h * HS, I);
-    }
   }
   attention_output(s, f, x, N, DropoutCtx{false, 0}, sv);
 }

@@ -32,19 +32,11 @@ void attention_core_forward(const AttentionSublayerSpec& s, const TensorGroup<T>
   const T scale = score_scale<T>(s);
   const size_t block = static_cast<size_t>(Tq) * Tk;
   for (int b = 0; b < B; ++b)
-    for (int h = 0; h < NH; ++h) {
-      T* S = probs + (static_cast<size_t>(b) * NH + h) * block;
+    for (int h = 0; h < NH; ++h)
       kernels::gemm<T>(false, true, Tq, Tk, HS, scale, q + static_cast<size_t>(b) * Tq * I + h * HS, I,
-                       k + static_cast<size_t>(b) * Tk * I + h * HS, I, T(0), S, Tk);
-      for (int i = 0; i < Tq; ++i) {
-        T* row = S + static_cast<size_t>(i) * Tk;
-        if (pos_bias)
-          for (int j = 0; j < Tk; ++j) row[j] += pos_bias[(static_cast<size_t>(i) * Tk + j) * NH + h];
-        masked_softmax(row, Tk, [&](int j) {
-          return (!mask || mask[static_cast<size_t>(b) * Tk + j] != 0) && (!s.causal || j <= i);
-        });
-      }
-    }
+                       k + static_cast<size_t>(b) * Tk * I + h * HS, I, T(0),
+                       probs + (static_cast<size_t>(b) * NH + h) * block, Tk);
+  kernels::scores_softmax(probs, pos_bias, mask, B, NH, Tq, Tk, s.causal, 0);
   dropout_share(tp, probs, pd, B, NH * block, s.attn_dropout, drop, s.stream + kProbs);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h)
@@ -143,19 +135,7 @@ void attention_sublayer_backward(const AttentionSublayerSpec& s, Flat<T> f, cons
   dropout_share(f.tp, dp, dp, B, heads_block, s.attn_dropout, drop, s.stream + kProbs);
   // softmax: d(scores) = P (dP - sum_j dP P): the position bias's gradient; times the score
   // scale, the products'
-  const T* pr = sv.probs.data();
-  for (size_t r = 0; r < P / Tk; ++r) {
-    const T* p = pr + r * Tk;
-    T* g = dp + r * Tk;
-    double dot = 0;
-    for (int j = 0; j < Tk; ++j) dot += static_cast<double>(g[j]) * p[j];
-    T* db = d_pos_bias ? d_pos_bias + (r % Tq) * Tk * NH + (r / Tq) % NH : nullptr;  // row i, head h
-    for (int j = 0; j < Tk; ++j) {
-      const T ds = static_cast<T>(p[j] * (g[j] - dot));
-      if (db) db[static_cast<size_t>(j) * NH] += ds;
-      g[j] = ds * scale;
-    }
-  }
+  kernels::scores_softmax_backward(sv.probs.data(), dp, d_pos_bias, B, NH, Tq, Tk, scale);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
       const size_t pb = (static_cast<size_t>(b) * NH + h) * block;

@@ -106,26 +106,6 @@ T score_scale(const AttentionSublayerSpec& s) {
   return s.scale_scores ? static_cast<T>(1.0 / std::sqrt(static_cast<double>(HS))) : T(1);
 }
 
-// Softmax of row[0, n) over the keys valid(j) admits, in double; the others get 0. A row with
-// no valid key is uniform, as HF's additive large-negative mask makes it.
-template <typename T, typename Valid>
-void masked_softmax(T* row, int n, Valid valid) {
-  double mx = -INFINITY;
-  for (int j = 0; j < n; ++j)
-    if (valid(j)) mx = std::max(mx, static_cast<double>(row[j]));
-  if (mx == -INFINITY) {
-    for (int j = 0; j < n; ++j) row[j] = static_cast<T>(1.0 / n);
-    return;
-  }
-  double sum = 0;
-  for (int j = 0; j < n; ++j) {
-    const double e = valid(j) ? std::exp(static_cast<double>(row[j]) - mx) : 0.0;
-    row[j] = static_cast<T>(e);
-    sum += e;
-  }
-  for (int j = 0; j < n; ++j) row[j] = static_cast<T>(row[j] / sum);
-}
-
 struct FfnSublayerSpec {
   LinearSpec fc1, fc2;  // C -> F, F -> C (T5: wi or wi_0, wo; F this rank's width)
   bool gated = false;   // act(fc1 n) * gate n (T5's gated-gelu: wi_0 gated by wi_1)

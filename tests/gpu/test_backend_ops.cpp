@@ -471,6 +471,34 @@ void attention_cases() {
   }
 }
 
+// The softmax of separately computed scores (encoder-decoder attention, T5's position bias):
+// masks with holes and an empty row, causal with an offset first query, with and without a bias.
+void scores_softmax_cases() {
+  struct S {
+    int B, NH, Tq, Tk;
+    bool causal, bias;
+    int first_query;
+  };
+  for (const S s : {S{1, 1, 1, 1, false, false, 0}, S{2, 3, 7, 11, false, true, 0}, S{3, 4, 5, 9, true, true, 4},
+                    S{2, 8, 64, 300, false, true, 0}, S{4, 12, 128, 128, true, false, 0}}) {
+    const size_t n = static_cast<size_t>(s.B) * s.NH * s.Tq * s.Tk;
+    const auto scores = randn(n, 3.0f), bias = randn(static_cast<size_t>(s.Tq) * s.Tk * s.NH), g = randn(n);
+    const auto dbias0 = randn(bias.size());
+    std::vector<int32_t> mask(static_cast<size_t>(s.B) * s.Tk, 1);
+    for (int b = 0; b < s.B; ++b)
+      for (int j = 0; j < s.Tk; ++j) mask[static_cast<size_t>(b) * s.Tk + j] = b == 1 ? 0 : (j * 5 + b) % 4 != 0;
+    const std::string sh = shape({{"B", s.B}, {"NH", s.NH}, {"Tq", s.Tq}, {"Tk", s.Tk}}) + (s.causal ? " causal" : "") +
+                           (s.bias ? " bias" : "") + " first_query=" + std::to_string(s.first_query);
+    check("scores_softmax+backward " + sh, n > 1000000, [&](Phase& p) {
+      float* P = p.inout("P", scores);
+      k::scores_softmax<float>(P, s.bias ? p.in(bias) : nullptr, p.in(mask), s.B, s.NH, s.Tq, s.Tk, s.causal,
+                               s.first_query);
+      k::scores_softmax_backward<float>(P, p.inout("dS", g), s.bias ? p.inout("dbias", dbias0) : nullptr, s.B, s.NH,
+                                        s.Tq, s.Tk, 0.125f);
+    });
+  }
+}
+
 void embedding_cases() {
   struct S {
     int N, V, C, skip;
@@ -708,6 +736,7 @@ int main(int argc, char** argv) {
   activation_cases();
   dropout_cases();
   attention_cases();
+  scores_softmax_cases();
   embedding_cases();
   loss_cases();
   optimizer_cases();

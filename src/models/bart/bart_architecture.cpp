@@ -48,7 +48,6 @@ const Architecture kBartArchitecture{"bart",
                                      parse_bart,
                                      make_bart<float>,
                                      make_bart<double>,
-                                     /*tensor_parallel=*/true,
-                                     /*not_on_gpu=*/"its attention's softmax runs on the host (nn/seq2seq_layer.cpp)"};
+                                     /*tensor_parallel=*/true};
 
 }  // namespace strata

@@ -33,7 +33,8 @@ class BartDecoder final : public CausalDecoder<T> {
   nn::FfnSublayerSaved<T> ffn_;
   nn::Seq2SeqScratch<T> scratch_;
   Buffer<T> tmp_, last_, logits_, whole_;  // logits_: this rank's vocabulary columns; whole_: all (split)
-  std::vector<int32_t> last_rows_;
+  DeviceArray<int32_t> last_rows_;
+  std::vector<T> host_logits_;  // on a GPU
 };
 
 }  // namespace strata

@@ -50,7 +50,6 @@ const Architecture kT5Architecture{"t5",
                                    parse_t5,
                                    make_t5<float>,
                                    make_t5<double>,
-                                   /*tensor_parallel=*/true,
-                                   /*not_on_gpu=*/"its attention's softmax runs on the host (nn/seq2seq_layer.cpp)"};
+                                   /*tensor_parallel=*/true};
 
 }  // namespace strata

@@ -52,7 +52,8 @@ const T* T5Decoder<T>::append(const int32_t* ids, int n) {
   last_new_positions(x, B_, n, C, last_rows_, last_hidden_);
   m_.finish(m_.dec_stack_, last_hidden_.data(), B_, off, last_);
   const T* logits = m_.lm_head_forward(last_.out.data(), B_, scaled_, logits_);
-  return m_.whole_vocabulary(logits, B_, whole_);
+  const size_t V = static_cast<size_t>(m_.config().vocab_size);
+  return logits_on_host(m_.whole_vocabulary(logits, B_, whole_), B_ * V, host_logits_);
 }
 
 template <typename T>

@@ -37,7 +37,8 @@ class T5Decoder final : public CausalDecoder<T> {
   nn::Seq2SeqScratch<T> scratch_;
   Buffer<T> tmp_, last_hidden_, scaled_, logits_;
   Buffer<T> whole_;  // tensor parallelism: the logits of every rank's vocabulary columns
-  std::vector<int32_t> last_rows_;
+  DeviceArray<int32_t> last_rows_;
+  std::vector<T> host_logits_;  // on a GPU
 };
 
 }  // namespace strata
