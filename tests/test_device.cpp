@@ -116,8 +116,9 @@ struct CountingSystem {
               live.emplace(p, bytes);
               return p;
             },
-            [this](void* p) {
+            [this](void* p, size_t bytes) {
               ++frees;
+              EXPECT_EQ(bytes, live.at(p)) << "freed with another size than it was allocated with";
               held -= live.at(p);
               live.erase(p);
               std::free(p);

@@ -22,7 +22,7 @@ CachingAllocator::CachingAllocator(System system) : system_(std::move(system)) {
 
 CachingAllocator::~CachingAllocator() {
   release_cached_locked();
-  for (const auto& [p, size] : in_use_) system_.free(p);
+  for (const auto& [p, size] : in_use_) system_.free(p, size);
 }
 
 void* CachingAllocator::allocate(size_t bytes) {
@@ -69,7 +69,7 @@ void CachingAllocator::empty_cache() {
 
 void CachingAllocator::release_cached_locked() {
   for (const auto& [size, p] : cached_) {
-    system_.free(p);
+    system_.free(p, size);
     stats_.reserved -= size;
   }
   cached_.clear();

@@ -24,7 +24,7 @@ class CachingAllocator {
  public:
   struct System {
     std::function<void*(size_t bytes)> alloc;  // returns null when out of memory
-    std::function<void(void* p)> free;
+    std::function<void(void* p, size_t bytes)> free;  // bytes: what alloc was asked for p
   };
   explicit CachingAllocator(System system);
   ~CachingAllocator();  // returns every block, cached or not, to the system

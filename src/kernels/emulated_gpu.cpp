@@ -80,27 +80,8 @@ void arena_free(void* p, size_t bytes) {
   a.free_ranges.emplace(off, bytes);
 }
 
-// The caching allocator's blocks have rounded sizes the arena needs back on free.
 CachingAllocator& allocator() {
-  static std::map<void*, size_t>* sizes = new std::map<void*, size_t>;
-  static std::mutex* mu = new std::mutex;
-  static CachingAllocator* c = new CachingAllocator({[](size_t bytes) -> void* {
-                                                       void* p = arena_alloc(bytes);
-                                                       if (p) {
-                                                         std::lock_guard<std::mutex> lock(*mu);
-                                                         (*sizes)[p] = bytes;
-                                                       }
-                                                       return p;
-                                                     },
-                                                     [](void* p) {
-                                                       size_t bytes;
-                                                       {
-                                                         std::lock_guard<std::mutex> lock(*mu);
-                                                         bytes = sizes->at(p);
-                                                         sizes->erase(p);
-                                                       }
-                                                       arena_free(p, bytes);
-                                                     }});
+  static CachingAllocator* c = new CachingAllocator({arena_alloc, arena_free});
   return *c;
 }
 

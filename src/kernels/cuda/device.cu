@@ -70,7 +70,7 @@ void set_device(int index) {
         }
         return p;
       },
-      [](void* p) { cudaFree(p); }});
+      [](void* p, size_t) { cudaFree(p); }});
 }
 
 DeviceProperties properties(int index) {
