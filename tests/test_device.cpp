@@ -217,24 +217,27 @@ TEST(TrainingDevice, HfDeviceArgumentsAreReadWithTheirOlderName) {
 }
 
 TEST(TrainingDevice, TheCpuUnderUseCpuOrWithoutAGpu) {
-  EXPECT_EQ(training_device(args_from("use_cpu: true\n"), 0, 1, 1), kernels::Device::cpu());
+  EXPECT_EQ(training_device(args_from("use_cpu: true\n"), 0, 1), kernels::Device::cpu());
   // CPU ranks: as many per host as asked
-  if (kernels::cuda_device_count() == 0) EXPECT_EQ(training_device(args_from(""), 1, 8, 8), kernels::Device::cpu());
+  if (kernels::cuda_device_count() == 0) EXPECT_EQ(training_device(args_from(""), 1, 8), kernels::Device::cpu());
 }
 
-// One process per GPU: rank i of the host takes GPU i; more ranks than GPUs is refused with
-// what to change.
-TEST(TrainingDevice, EachRankOfAHostTakesAGpuOfItsOwn) {
+// One process per GPU: rank i of the host takes GPU i; more ranks than GPUs share them
+// round-robin (and then cannot use NCCL).
+TEST(TrainingDevice, EachRankOfAHostTakesAGpuOfItsOwnOrSharesThemInTurn) {
   EXPECT_EQ(gpu_of_local_rank(0, 1, 1), 0);
   EXPECT_EQ(gpu_of_local_rank(3, 4, 8), 3);
-  test::expect_error([] { gpu_of_local_rank(1, 8, 1); },
-                     {"8 ranks on this host and 1 GPU: strata runs one process per GPU", "strata launch -n 1",
-                      "use_cpu: true"});
+  EXPECT_TRUE(gpu_per_rank(4, 8));
+  EXPECT_TRUE(gpu_per_rank(8, 8));
+  EXPECT_EQ(gpu_of_local_rank(1, 8, 1), 0);
+  EXPECT_EQ(gpu_of_local_rank(5, 8, 2), 1);
+  EXPECT_EQ(gpu_of_local_rank(6, 8, 2), 0);
+  EXPECT_FALSE(gpu_per_rank(8, 2));
 }
 
 void expect_tf32_refused(const std::string& yaml) {
   try {
-    training_device(args_from(yaml), 0, 1, 1);
+    training_device(args_from(yaml), 0, 1);
     FAIL() << "accepted: " << yaml;
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("tf32: TF32 products need an NVIDIA GPU"), std::string::npos) << e.what();

@@ -99,9 +99,9 @@ class TrainOnEmulatedGpu : public testing::Test {
 
 TEST_F(TrainOnEmulatedGpu, ItIsTheGpuARankTrainsOnUnlessUseCpu) {
   TrainingArguments a;
-  EXPECT_EQ(training_device(a, 0, 1, 1), kernels::Device::cuda(0));
+  EXPECT_EQ(training_device(a, 0, 1), kernels::Device::cuda(0));
   a.use_cpu = true;
-  EXPECT_EQ(training_device(a, 0, 1, 1), kernels::Device::cpu());
+  EXPECT_EQ(training_device(a, 0, 1), kernels::Device::cpu());
 }
 
 // Dropout, gradient accumulation with clipping and a schedule, fp16 with loss scaling (the

@@ -1,6 +1,6 @@
 // The host side of the NCCL communicator, on any machine with a CUDA build: the library is
 // opened on demand (and named when it cannot be), and without a GPU a communicator is refused
-// saying why. Its collectives run on a GPU only: tests/gpu/test_nccl_communicator.cpp.
+// saying why. Its collectives run on a GPU only: tests/gpu/test_device_communicators.cpp.
 #ifdef STRATA_WITH_CUDA
 #include <dlfcn.h>
 #include <gtest/gtest.h>

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/exit_status.h"
+#include "dist/gpu_collectives.h"
 #include "io/file_fingerprint.h"
 #include "io/safetensors.h"
 #include "kernels/gemm_threading.h"
@@ -131,11 +132,22 @@ Ranks join_ranks(double timeout_s) {
 
 TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ranks)
     : args_(a), ranks_(ranks) {
-  dist::Communicator& world = *ranks_.world;
   const dist::Layout& layout = ranks_.layout;
   const dist::RankGrid grid = make_rank_grid(a, layout);
   ModelConfig cfg = model_config(a);
   check_parallel_layout(a, cfg, a.model_name_or_path + "/config.json", grid, layout);
+  // Refused before anything is read or written: a device this machine lacks, bf16 / fp16 this
+  // CPU cannot run.
+  const kernels::Device device = training_device(a, layout.local_rank, layout.local_world_size);
+  kernels::use_device(device);
+  kernels::set_tf32(a.tf32);
+  mixed_precision(a);
+  // GPU ranks: collectives on device buffers (NCCL, or MPI through host memory).
+  std::string collectives;
+  if (device.is_cuda() && ranks_.world->size() > 1)
+    gpu_world_ = dist::make_gpu_communicator(
+        *ranks_.world, gpu_per_rank(layout.local_world_size, kernels::cuda_device_count()), a.ddp_timeout, &collectives);
+  dist::Communicator& world = this->world();
   groups_ = dist::make_process_groups(world, grid);
   if (world.size() > 1) {
     const std::vector<std::string> hosts = host_names(world);
@@ -149,18 +161,13 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
   // Matrix products threaded by oneDNN, unless every thread count must give the same bits.
   kernels::set_gemm_threading(a.full_determinism ? kernels::GemmThreading::FixedTiles
                                                  : kernels::GemmThreading::Library);
-  // Refused before anything is read or written: a device this machine lacks, bf16 / fp16 this
-  // CPU cannot run.
-  const kernels::Device device = training_device(a, layout.local_rank, layout.local_world_size, world.size());
-  kernels::use_device(device);
-  kernels::set_tf32(a.tf32);
-  mixed_precision(a);
   if (world.size() > 1) dist::check_same_on_all_ranks(world, fingerprint(a), "configuration or model files");
   std::unique_ptr<Model<float>> model;
   // Tensor parallelism: this rank builds (and loads, or initialises) its slices only.
   cfg.tensor_split = {groups_.tensor->size(), groups_.tensor->rank()};
   if (world.rank() == 0) {
     progress_message(cat("device: ", kernels::describe_device(device)));
+    if (!collectives.empty()) progress_message(collectives);
     progress_message(cat("cpu: ", kernels::kernel_isa(), " kernels (STRATA_MAX_CPU_ISA caps them), ",
                          kernels::num_threads(), " threads"));
   }

@@ -41,7 +41,8 @@ class TrainerSession {
 
   Trainer& trainer() { return *trainer_; }
   const TrainingArguments& args() const { return args_; }
-  dist::Communicator& world() { return *ranks_.world; }
+  // The job's ranks; on GPUs, with collectives that take device buffers.
+  dist::Communicator& world() { return gpu_world_ ? *gpu_world_ : *ranks_.world; }
   bool is_main() const { return ranks_.world->rank() == 0; }
   // The splits the arguments and mode name; null where there is none.
   data::DataLoader* train_data() { return train_.get(); }
@@ -59,6 +60,7 @@ class TrainerSession {
 
   TrainingArguments args_;
   Ranks& ranks_;
+  std::unique_ptr<dist::Communicator> gpu_world_;  // GPU ranks: ranks_.world's ranks, for device buffers
   dist::ProcessGroups groups_;
   JobData data_;
   std::unique_ptr<data::DataLoader> train_, eval_, test_;

@@ -74,10 +74,12 @@ void empty_cache() { emu() ? emulated::empty_cache() : cuda::empty_cache(); }
 bool pinned() { return !emu() && cuda::device_count() > 0; }
 void* compute_stream() { return emu() ? nullptr : cuda::compute_stream(); }
 void* copy_stream() { return emu() ? nullptr : cuda::copy_stream(); }
-void copy(void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes, void* stream) {
-  emu() ? emulated::copy(dst, dst_on_gpu, src, src_on_gpu, bytes) : cuda::copy(dst, dst_on_gpu, src, src_on_gpu, bytes, stream);
+void copy(void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes, void* stream, bool wait) {
+  emu() ? emulated::copy(dst, dst_on_gpu, src, src_on_gpu, bytes)
+        : cuda::copy(dst, dst_on_gpu, src, src_on_gpu, bytes, stream, wait);
 }
 void zero(void* p, size_t bytes) { emu() ? emulated::zero(p, bytes) : cuda::zero(p, bytes, cuda::compute_stream()); }
+bool is_device_memory(const void* p) { return emu() ? emulated::in_device_memory(p) : cuda::is_device_memory(p); }
 void* event_create() { return emu() ? nullptr : cuda::event_create(); }
 void synchronize() {
   if (!emu()) cuda::synchronize();
@@ -209,19 +211,27 @@ void host_free_pinned(void* p) {
 Stream compute_stream() { return {on_cuda() ? gpu::compute_stream() : nullptr}; }
 Stream copy_stream() { return {on_cuda() ? gpu::copy_stream() : nullptr}; }
 
-void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes, Stream stream) {
+namespace {
+void copy_on(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes, Stream stream, bool wait) {
   if (bytes == 0) return;
   if (!dst_device.is_cuda() && !src_device.is_cuda()) {
     if (gpu::emu()) return emulated::copy(dst, false, src, false, bytes);  // checks both sides
     std::memcpy(dst, src, bytes);
     return;
   }
-  gpu::copy(dst, dst_device.is_cuda(), src, src_device.is_cuda(), bytes, stream.handle);
+  gpu::copy(dst, dst_device.is_cuda(), src, src_device.is_cuda(), bytes, stream.handle, wait);
+}
+}  // namespace
+
+void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes, Stream stream) {
+  copy_on(dst, dst_device, src, src_device, bytes, stream, false);
 }
 
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) {
-  copy_bytes_async(dst, dst_device, src, src_device, bytes, compute_stream());
+  copy_on(dst, dst_device, src, src_device, bytes, compute_stream(), !dst_device.is_cuda());
 }
+
+bool is_device_memory(const void* p) { return p && cuda_device_count() > 0 && gpu::is_device_memory(p); }
 
 void zero_bytes(Device d, void* p, size_t bytes) {
   if (bytes == 0) return;

@@ -87,6 +87,9 @@ void host_free_pinned(void* p);
 // order with the ops on the compute stream; when the destination is the host, returns after
 // the data is there.
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);
+// Whether p points into a GPU's memory (as opposed to the host's, pinned or not): where a
+// collective must move data over NCCL or through host staging (dist/). False without a GPU.
+bool is_device_memory(const void* p);
 // Sets `bytes` bytes at p (memory of device d) to zero, in order with the compute stream.
 void zero_bytes(Device d, void* p, size_t bytes);
 
@@ -99,7 +102,9 @@ struct Stream {
 };
 Stream compute_stream();
 Stream copy_stream();
-// Copies on `stream` instead of the compute stream (host memory must be pinned to overlap).
+// Queues the copy on `stream` and returns: the caller orders what reads or writes either side
+// after it by an event (host memory must be pinned for the copy to overlap; CUDA copies
+// pageable memory before returning). On the CPU and the emulated GPU, done on return.
 void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes, Stream stream);
 
 class Event {

@@ -18,25 +18,31 @@ namespace {
   throw std::logic_error(std::string("kernels::") + op +
                          "<double>: fp64 runs on the CPU only (gradient checks); use the CPU device");
 }
+
+// Runs the current device's copy of an op. On the emulated GPU (kernels/emulated_gpu.h) an op
+// checks that its pointers are device memory, then runs the CPU's copy with that memory opened
+// to the host; an op that a CPU kernel calls inside it is the CPU's.
+template <typename Cpu, typename Gpu, typename Check>
+auto on_current_device(Cpu cpu_copy, Gpu gpu_copy, Check check_arguments) {
+  if (!on_cuda()) return cpu_copy();
+  if (!emulated::enabled()) return gpu_copy();
+  if (emulated::inside_op()) return cpu_copy();
+  check_arguments();
+  const emulated::KernelScope open;
+  return cpu_copy();
+}
 }  // namespace
 
-// On the emulated GPU (kernels/emulated_gpu.h) an op checks that its pointers are device
-// memory, then runs the CPU's copy with that memory opened to the host; an op that a CPU kernel
-// calls inside it is the CPU's.
-#define STRATA_OP(ret, name, params, args)                           \
-  template <typename T>                                              \
-  ret name params {                                                  \
-    if (on_cuda()) {                                                 \
-      if constexpr (std::is_same_v<T, float>) {                      \
-        if (!emulated::enabled()) return cuda::name args;            \
-        if (emulated::inside_op()) return cpu::name<T> args;         \
-        emulated::ArgumentCheck{#name} args;                         \
-        const emulated::KernelScope open;                            \
-        return cpu::name<T> args;                                    \
-      }                                                              \
-      fp64_on_gpu(#name);                                            \
-    }                                                                \
-    return cpu::name<T> args;                                        \
+#define STRATA_OP(ret, name, params, args)                                                                       \
+  template <typename T>                                                                                          \
+  ret name params {                                                                                              \
+    if constexpr (std::is_same_v<T, float>) {                                                                    \
+      return on_current_device([&] { return cpu::name<T> args; }, [&] { return cuda::name args; },               \
+                               [&] { emulated::ArgumentCheck{#name} args; });                                    \
+    } else {                                                                                                     \
+      if (on_cuda()) fp64_on_gpu(#name);                                                                         \
+      return cpu::name<T> args;                                                                                  \
+    }                                                                                                            \
   }
 #include "kernels/op_list.inc"
 #undef STRATA_OP
@@ -45,20 +51,20 @@ size_t attention_saved_size(const AttentionShape& s) {
   return on_cuda() && !emulated::enabled() ? cuda::attention_saved_size(s) : cpu::attention_saved_size(s);
 }
 
-// Two element types, so not in the list.
+// Two element types, or none: not in the list.
 template <typename From, typename To>
 void cast(const From* src, To* dst, size_t n) {
-  if (on_cuda()) {
-    if (!emulated::enabled()) return cuda::cast(src, dst, n);
-    if (emulated::inside_op()) return cpu::cast(src, dst, n);
-    emulated::ArgumentCheck{"cast"}(src, dst);
-    const emulated::KernelScope open;
-    return cpu::cast(src, dst, n);
-  }
-  cpu::cast(src, dst, n);
+  on_current_device([&] { cpu::cast(src, dst, n); }, [&] { cuda::cast(src, dst, n); },
+                    [&] { emulated::ArgumentCheck{"cast"}(src, dst); });
 }
 template void cast<float, double>(const float*, double*, size_t);
 template void cast<double, float>(const double*, float*, size_t);
+
+void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out) {
+  on_current_device([&] { cpu::slice_ids(ids, n, first, rows, skip_id, out); },
+                    [&] { cuda::slice_ids(ids, n, first, rows, skip_id, out); },
+                    [&] { emulated::ArgumentCheck{"slice_ids"}(ids, out); });
+}
 
 // Explicit instantiations: the list's T spelled float, then double.
 #define STRATA_OP(ret, name, params, args) template ret name<T> params;

@@ -3,12 +3,12 @@
 #include <execinfo.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -29,7 +29,6 @@ struct Arena {
   std::map<size_t, size_t> free_ranges;  // offset -> bytes
   std::mutex mu;                         // free_ranges, top, opened
   int opened = 0;                        // live KernelScopes
-  std::atomic<bool> open{false};         // opened > 0, read without the lock
 };
 
 Arena& arena();
@@ -166,25 +165,26 @@ bool in_device_memory(const void* p) {
   return c >= a.base && c < a.base + a.size;
 }
 
+// Scopes this thread has open: an op of this thread is running (another thread's open scope,
+// a collective's copy on the reducer thread, says nothing about this one).
+thread_local int t_scopes = 0;
+
 KernelScope::KernelScope() {
+  ++t_scopes;
   Arena& a = arena();
   std::lock_guard<std::mutex> lock(a.mu);
-  if (a.opened++ == 0) {
-    protect_locked(a, PROT_READ | PROT_WRITE);
-    a.open = true;
-  }
+  if (a.opened++ == 0) protect_locked(a, PROT_READ | PROT_WRITE);
 }
 
 KernelScope::~KernelScope() {
+  --t_scopes;
   Arena& a = arena();
   std::lock_guard<std::mutex> lock(a.mu);
-  if (--a.opened == 0) {
-    a.open = false;
-    protect_locked(a, PROT_NONE);
-  }
+  if (--a.opened == 0) protect_locked(a, PROT_NONE);
 }
 
-bool inside_op() { return arena().open.load(std::memory_order_relaxed); }
+// An op's OpenMP workers run inside the scope their op's thread opened.
+bool inside_op() { return t_scopes > 0 || omp_in_parallel(); }
 
 void ArgumentCheck::refuse(int index) const {
   throw std::logic_error(std::string("kernels::") + op + ": argument " + std::to_string(index + 1) +

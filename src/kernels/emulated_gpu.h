@@ -38,8 +38,9 @@ void zero(void* p, size_t bytes);
 
 bool in_device_memory(const void* p);
 
-// True while an op runs: a CPU kernel that calls another public op (attention's products call
-// kernels::gemm on its own scratch) runs it as the CPU's, unchecked.
+// True while an op runs on this thread (or on the OpenMP team of an op): a CPU kernel that
+// calls another public op (attention's products call kernels::gemm on its own scratch) runs it
+// as the CPU's, unchecked.
 bool inside_op();
 
 // Opens the arena to the host while it lives (nested and concurrent scopes count).

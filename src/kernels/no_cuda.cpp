@@ -31,8 +31,9 @@ void* alloc_pinned(size_t) { no_gpu("host_alloc_pinned"); }
 void free_pinned(void*) { no_gpu("host_free_pinned"); }
 void* compute_stream() { no_gpu("compute_stream"); }
 void* copy_stream() { no_gpu("copy_stream"); }
-void copy(void*, bool, const void*, bool, size_t, void*) { no_gpu("copy_bytes"); }
+void copy(void*, bool, const void*, bool, size_t, void*, bool) { no_gpu("copy_bytes"); }
 void zero(void*, size_t, void*) { no_gpu("zero_bytes"); }
+bool is_device_memory(const void*) { return false; }
 void* event_create() { no_gpu("Event"); }
 void event_destroy(void*) { no_gpu("Event"); }
 void event_record(void*, void*) { no_gpu("Event::record"); }
@@ -48,6 +49,7 @@ void synchronize() { no_gpu("synchronize"); }
 size_t attention_saved_size(const AttentionShape&) { no_gpu("kernels::attention_saved_size"); }
 void cast(const float*, double*, size_t) { no_gpu("kernels::cast"); }
 void cast(const double*, float*, size_t) { no_gpu("kernels::cast"); }
+void slice_ids(const int32_t*, int, int, int, int, int32_t*) { no_gpu("kernels::slice_ids"); }
 
 }  // namespace strata::kernels::cuda
 #endif

@@ -275,6 +275,10 @@ void argmax_rows(const T* x, int rows, int cols, int32_t* out);
 // dst[i] = src[i] converted (round to nearest) for i < n: float <-> double.
 template <typename From, typename To>
 void cast(const From* src, To* dst, size_t n);
+// out[i] = ids[i] - first when that is a row of a slice of `rows` rows starting at global row
+// `first` and ids[i] != skip_id (-1: none), else -1, for i < n: token ids as rows of this
+// rank's slice of a vocabulary-parallel table (nn/vocab_parallel.h).
+void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out);
 
 // ---- small helpers -------------------------------------------------------------------
 template <typename T>

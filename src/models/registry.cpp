@@ -41,9 +41,6 @@ const Architecture& architecture_for(const ModelConfig& c) {
   if (c.tensor_split.split() && !a->tensor_parallel)
     fail("model_type '", c.model_type, "' has no tensor-parallel layers (tensor_parallel_degree ",
          c.tensor_split.degree, ")");
-  if (kernels::on_cuda() && c.tensor_split.split())
-    fail("tensor parallelism does not run on GPUs yet (the vocabulary-parallel embedding maps ids to rows on the "
-         "host); use tensor_parallel_degree 1 or the CPU (use_cpu: true)");
   return *a;
 }
 }  // namespace

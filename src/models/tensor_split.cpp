@@ -1,6 +1,7 @@
 #include "models/tensor_split.h"
 
-#include "kernels/ops.h"
+#include <algorithm>
+
 #include "util/error.h"
 
 namespace strata {
@@ -59,13 +60,13 @@ size_t global_numel(const ParamEntry& e) {
 template <typename T>
 void take_slice(const ParamEntry& e, const TensorSplit& s, const T* global, T* local) {
   const Runs r = runs(e, s);
-  kernels::copy_rows(global + r.first, r.ld_global, local, r.cols, r.rows, r.cols);
+  for (size_t i = 0; i < r.rows; ++i) std::copy_n(global + r.first + i * r.ld_global, r.cols, local + i * r.cols);
 }
 
 template <typename T>
 void put_slice(const ParamEntry& e, const TensorSplit& s, const T* local, T* global) {
   const Runs r = runs(e, s);
-  kernels::copy_rows(local, r.cols, global + r.first, r.ld_global, r.rows, r.cols);
+  for (size_t i = 0; i < r.rows; ++i) std::copy_n(local + i * r.cols, r.cols, global + r.first + i * r.ld_global);
 }
 
 template void take_slice<float>(const ParamEntry&, const TensorSplit&, const float*, float*);

@@ -22,7 +22,8 @@ struct TensorSplit {
 void check_equal_shares(const TensorSplit& s, const std::string& who,
                         std::initializer_list<std::pair<const char*, int>> fields);
 
-// local (e.shape) <- this rank's slice of global (e.global_shape).
+// local (e.shape) <- this rank's slice of global (e.global_shape). Both in host memory: the
+// whole tensor is read from a file, drawn by an initialiser or gathered to be written.
 template <typename T>
 void take_slice(const ParamEntry& e, const TensorSplit& s, const T* global, T* local);
 // global <- local, at this rank's slice (the rest of global is left as it is).

@@ -9,10 +9,12 @@
 //   - checkpointed: forward runs in a workspace whose saved state is overwritten by the next
 //                   checkpointed block, and only the input is kept; backward first reruns the
 //                   forward from that input (same dropout masks) in the workspace;
-//   - offloaded:    records live in a ring of two slots; after block i's forward a helper
-//                   thread copies record i to the pool and block i+2 reuses the slot; in
-//                   backward, block i's record is fetched back while block i+1's backward runs.
-//                   The last two records of a range never leave the ring.
+//   - offloaded:    records live in a ring of two slots; after block i's forward record i is
+//                   copied out (tensor/offload_tier.h: by a helper thread to a file-backed
+//                   pool on the CPU, by the copy stream to pinned memory on a GPU) and block
+//                   i+2 reuses the slot; in backward, block i's record is fetched back while
+//                   block i+1's backward runs. The last two records of a range never leave
+//                   the ring.
 // Offloading a checkpointed block moves its input only.
 //
 // Saved must have a Buffer<T> `out` (the block's output, unused by backward) and
@@ -26,8 +28,7 @@
 
 #include "nn/activation_policy.h"
 #include "tensor/buffer.h"
-#include "tensor/file_pool.h"
-#include "util/serial_worker.h"
+#include "tensor/offload_tier.h"
 
 namespace strata::nn {
 
@@ -56,10 +57,10 @@ class BlockActivations {
   template <typename Fn>
   Saved& for_backward(int i, Fn&& fn) {
     if (policy_.offload) {
-      if (offloaded(i)) worker_->wait(pending_[slot(i)]);
+      if (offloaded(i)) tier_->wait(slot(i));
       // Prefetch block i-1's record into the other slot (block i+1 is done with it) while
       // block i's backward runs.
-      if (i - 1 >= first_ && offloaded(i - 1)) pending_[slot(i - 1)] = fetch(i - 1);
+      if (i - 1 >= first_ && offloaded(i - 1)) fetch(i - 1);
     }
     if (!policy_.checkpointed(i)) return record(i).saved;
     fn(i, input(i), work_);
@@ -76,7 +77,7 @@ class BlockActivations {
   }
 
   // The most the offload pool has held in one pass.
-  size_t offload_pool_bytes() const { return pool_ ? pool_->peak_bytes() : 0; }
+  size_t offload_pool_bytes() const { return tier_ ? tier_->peak_bytes() : 0; }
   // Values its buffers hold in memory (records, workspace, hand-off buffer and output): what
   // block_footprint counts, for the tests that hold the two to each other.
   size_t held_values() const {
@@ -104,19 +105,17 @@ class BlockActivations {
   };
 
   void begin_forward(int first, int end, const T* input) {
-    if (worker_) worker_->wait_all();  // copies of an earlier pass that never ran backward
+    if (tier_) tier_->begin_pass();  // after the copies of an earlier pass that never ran backward
     first_ = first;
     end_ = end;
     first_input_ = input;
     records_.resize(static_cast<size_t>(std::max(2, policy_.offload ? 2 : end - first)));
     if (!policy_.offload) return;
-    if (!pool_) {
-      pool_ = std::make_unique<FileBackedPool>(policy_.offload_dir);
-      worker_ = std::make_unique<SerialWorker>();
+    if (!tier_) {
+      tier_ = make_offload_tier(kernels::current_device(), policy_.offload_dir);
+      tier_->begin_pass();
     }
-    pool_->clear();
     regions_.assign(static_cast<size_t>(end - first), Region{});
-    pending_[0] = pending_[1] = 0;
   }
 
   // Block i's forward, keeping what the policy keeps.
@@ -129,7 +128,7 @@ class BlockActivations {
     fn(i, input(i), t);
     std::swap(t.out, handoff_);
     if (i + 1 < end_) {
-      if (policy_.offload) worker_->wait(pending_[slot(i + 1)]);  // the slot's last record is in the pool
+      if (policy_.offload) tier_->wait(slot(i + 1));  // the slot's last record is in the pool
       std::swap(record(i + 1).input, handoff_);
     } else {
       std::swap(out_, handoff_);
@@ -137,7 +136,7 @@ class BlockActivations {
       // first block: sized here, in the first step, so later steps allocate nothing.
       handoff_.resize(out_.size());
     }
-    if (offloaded(i)) pending_[slot(i)] = copy_out(i);
+    if (offloaded(i)) copy_out(i);
   }
 
   bool offloaded(int i) const { return policy_.offload && i + 2 < end_; }
@@ -156,28 +155,28 @@ class BlockActivations {
     return bufs;
   }
 
-  SerialWorker::Ticket copy_out(int i) {
+  void copy_out(int i) {
     Region& r = regions_[static_cast<size_t>(i - first_)];
-    std::vector<Buffer<T>*> bufs = record_buffers(i);
     r.at.clear();
     r.sizes.clear();
-    for (const Buffer<T>* b : bufs) {  // each buffer page-aligned: the pool drops whole pages
-      r.at.push_back(pool_->allocate(b->size() * sizeof(T)));
+    std::vector<OffloadTier::Copy> copies;
+    for (Buffer<T>* b : record_buffers(i)) {  // each region page-aligned: the file pool drops whole pages
+      r.at.push_back(tier_->allocate(b->size() * sizeof(T)));
       r.sizes.push_back(b->size());
+      copies.push_back({r.at.back(), b->data(), b->size() * sizeof(T)});
     }
-    return worker_->submit([bufs = std::move(bufs), &r] {
-      for (size_t k = 0; k < bufs.size(); ++k) FileBackedPool::store(r.at[k], bufs[k]->data(), r.sizes[k] * sizeof(T), bufs[k]->device());
-    });
+    tier_->store(static_cast<int>(slot(i)), std::move(copies));
   }
 
-  SerialWorker::Ticket fetch(int i) {
+  void fetch(int i) {
     const Region& r = regions_[static_cast<size_t>(i - first_)];
-    return worker_->submit([bufs = record_buffers(i), &r] {
-      for (size_t k = 0; k < bufs.size(); ++k) {
-        bufs[k]->resize(r.sizes[k]);
-        FileBackedPool::load(bufs[k]->data(), r.at[k], r.sizes[k] * sizeof(T), bufs[k]->device());
-      }
-    });
+    const std::vector<Buffer<T>*> bufs = record_buffers(i);
+    std::vector<OffloadTier::Copy> copies;
+    for (size_t k = 0; k < bufs.size(); ++k) {
+      bufs[k]->resize(r.sizes[k]);
+      copies.push_back({r.at[k], bufs[k]->data(), r.sizes[k] * sizeof(T)});
+    }
+    tier_->load(static_cast<int>(slot(i)), std::move(copies));
   }
 
   ActivationPolicy policy_;
@@ -187,10 +186,8 @@ class BlockActivations {
   Saved work_;                   // checkpointed blocks run here
   Buffer<T> handoff_, out_;
   // offloading
-  std::unique_ptr<FileBackedPool> pool_;
   std::vector<Region> regions_;  // per block of the range
-  SerialWorker::Ticket pending_[2] = {0, 0};  // the last copy into or out of each ring slot
-  std::unique_ptr<SerialWorker> worker_;      // last: its jobs use the members above, so it stops first
+  std::unique_ptr<OffloadTier> tier_;  // last: its copies use the buffers above, so it stops first
 };
 
 }  // namespace strata::nn

@@ -26,7 +26,7 @@ struct EmbeddingsSpec {
 template <typename T>
 struct EmbeddingsSaved {
   Buffer<T> sum, mean, rstd, out;
-  std::vector<int32_t> local_ids;  // backward scratch under tensor parallelism
+  Buffer<int32_t> local_ids;  // backward scratch under tensor parallelism
 };
 
 // type_ids is read only when the spec has a token-type table.

@@ -5,13 +5,11 @@
 namespace strata::nn {
 
 namespace {
-// Each id of the slice as a row of the local table; -1 (skipped) for the others.
-void local_rows(const VocabSlice& s, const int32_t* ids, int N, std::vector<int32_t>& out) {
+// Each id of the slice as a row of the local table; -1 (skipped) for the others and skip_id.
+void local_rows(const VocabSlice& s, const int32_t* ids, int N, Buffer<int32_t>& out, int skip_id = -1) {
+  if (out.device() != kernels::current_device()) out = Buffer<int32_t>(0, kernels::current_device());
   out.resize(static_cast<size_t>(N));
-  for (int n = 0; n < N; ++n) {
-    const int32_t r = ids[n] - s.v0;
-    out[n] = r >= 0 && r < s.rows ? r : -1;
-  }
+  kernels::slice_ids(ids, N, s.v0, s.rows, skip_id, out.data());
 }
 }  // namespace
 
@@ -24,7 +22,7 @@ void vocab_parallel_embedding_forward(const VocabSlice& s, const TensorGroup<T>*
   }
   // The lookup goes into a zeroed buffer and is summed before it is added to `out`, so that
   // out + lookup is rounded once, as unsplit.
-  std::vector<int32_t> rows;
+  Buffer<int32_t> rows;
   local_rows(s, ids, N, rows);
   Buffer<T> part(static_cast<size_t>(N) * C);
   part.zero();
@@ -35,10 +33,8 @@ void vocab_parallel_embedding_forward(const VocabSlice& s, const TensorGroup<T>*
 
 template <typename T>
 void vocab_parallel_embedding_backward(const VocabSlice& s, const int32_t* ids, const T* dout, T* dtable, int N,
-                                       int C, std::vector<int32_t>& local_ids, int skip_id) {
-  local_rows(s, ids, N, local_ids);
-  for (int n = 0; n < N; ++n)
-    if (ids[n] == skip_id) local_ids[n] = -1;
+                                       int C, Buffer<int32_t>& local_ids, int skip_id) {
+  local_rows(s, ids, N, local_ids, skip_id);
   kernels::embedding_backward(local_ids.data(), dout, dtable, N, C, -1);
 }
 
@@ -74,7 +70,7 @@ double vocab_parallel_cross_entropy(const VocabSlice& s, const TensorGroup<T>* t
   template void vocab_parallel_embedding_forward<T>(const VocabSlice&, const TensorGroup<T>*, const int32_t*,    \
                                                     const T*, T*, int, int);                                     \
   template void vocab_parallel_embedding_backward<T>(const VocabSlice&, const int32_t*, const T*, T*, int, int, \
-                                                     std::vector<int32_t>&, int);                                \
+                                                     Buffer<int32_t>&, int);                                \
   template void vocab_parallel_gather<T>(const VocabSlice&, const TensorGroup<T>*, const T*, T*, int, int);        \
   template double vocab_parallel_cross_entropy<T>(const VocabSlice&, const TensorGroup<T>*, const T*,           \
                                                   const int32_t*, T*, int, double, VocabParallelCeScratch<T>&);

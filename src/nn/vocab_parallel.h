@@ -6,7 +6,6 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "nn/tensor_group.h"
 #include "tensor/buffer.h"
@@ -23,10 +22,11 @@ template <typename T>
 void vocab_parallel_embedding_forward(const VocabSlice& s, const TensorGroup<T>* tp, const int32_t* ids,
                                       const T* table, T* out, int N, int C);
 // dtable[ids[n] - v0, :] += dout[n, :] for the ids in the slice but skip_id (nn.Embedding's
-// padding_idx, a global id; -1: none); dout is whole on every rank. `local_ids` is scratch.
+// padding_idx, a global id; -1: none); dout is whole on every rank. `local_ids` is scratch
+// (on the current device once used).
 template <typename T>
 void vocab_parallel_embedding_backward(const VocabSlice& s, const int32_t* ids, const T* dout, T* dtable, int N,
-                                       int C, std::vector<int32_t>& local_ids, int skip_id = -1);
+                                       int C, Buffer<int32_t>& local_ids, int skip_id = -1);
 
 // whole[N, V] <- every rank's columns of the logits (this rank's: logits[N, rows]), the same on
 // every rank: what an inference pass reports (training never gathers them). Unsplit, a copy.

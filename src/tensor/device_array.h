@@ -38,6 +38,31 @@ class DeviceArray {
   const E* data_ = nullptr;
 };
 
+// Values an op writes on the current device and the host then reads (argmax ids of logits
+// that stay on the device): on the CPU the op writes the host array itself.
+template <typename E>
+class DeviceResult {
+ public:
+  // Where the op writes n values.
+  E* on_device(size_t n) {
+    host_.resize(n);
+    if (!kernels::on_cuda()) return host_.data();
+    if (!device_.device().is_cuda()) device_ = Buffer<E>(0, kernels::current_device());
+    device_.resize(n);
+    return device_.data();
+  }
+  // The values, after the op (one copy on a GPU).
+  const E* on_host() {
+    if (device_.device().is_cuda())
+      kernels::copy_bytes(host_.data(), kernels::Device::cpu(), device_.data(), device_.device(), host_.size() * sizeof(E));
+    return host_.data();
+  }
+
+ private:
+  std::vector<E> host_;
+  Buffer<E> device_{0, kernels::Device::cpu()};
+};
+
 // n values at `offset` of a buffer, written by the host: its own memory on the CPU, a host
 // copy on a GPU that upload() sends.
 template <typename E>

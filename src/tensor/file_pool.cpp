@@ -68,20 +68,20 @@ std::byte* FileBackedPool::allocate(size_t bytes) {
   return p;
 }
 
-void FileBackedPool::store(std::byte* region, const void* src, size_t bytes, kernels::Device device) {
+void FileBackedPool::store(std::byte* region, const void* src, size_t bytes) {
   const auto* s = static_cast<const std::byte*>(src);
   for (size_t off = 0; off < bytes; off += kPiece) {
     const size_t n = std::min(kPiece, bytes - off);
-    kernels::copy_bytes(region + off, kernels::Device::cpu(), s + off, device, n);
+    std::memcpy(region + off, s + off, n);
     drop_resident(region + off, n);
   }
 }
 
-void FileBackedPool::load(void* dst, const std::byte* region, size_t bytes, kernels::Device device) {
+void FileBackedPool::load(void* dst, const std::byte* region, size_t bytes) {
   auto* d = static_cast<std::byte*>(dst);
   for (size_t off = 0; off < bytes; off += kPiece) {
     const size_t n = std::min(kPiece, bytes - off);
-    kernels::copy_bytes(d + off, device, region + off, kernels::Device::cpu(), n);
+    std::memcpy(d + off, region + off, n);
     drop_resident(region + off, n);
   }
 }

@@ -1,4 +1,5 @@
-// The host-memory tier that activation offloading moves saved tensors to on the CPU backend:
+// The host-memory tier that activation offloading moves saved tensors to on the CPU backend
+// (tensor/offload_tier.h):
 // regions of one unlinked temporary file, mapped shared. A region written here and then
 // dropped (drop_resident) leaves the process's resident set: its pages live on in the kernel's
 // page cache, which may write them to the file and reclaim them under memory pressure (unlike
@@ -13,7 +14,6 @@
 #include <cstddef>
 #include <string>
 
-#include "kernels/device.h"
 
 namespace strata {
 
@@ -30,11 +30,11 @@ class FileBackedPool {
   std::byte* allocate(size_t bytes);
   void clear() { used_ = 0; }
 
-  // Copies between memory and a region piece by piece, dropping each piece of the region from
-  // the resident set once copied, so a copy never holds more than one piece of the pool there.
-  // `src` / `dst` is memory of `device` (a GPU's goes through the device seam's copies).
-  static void store(std::byte* region, const void* src, size_t bytes, kernels::Device device = kernels::Device::cpu());
-  static void load(void* dst, const std::byte* region, size_t bytes, kernels::Device device = kernels::Device::cpu());
+  // Copies between host memory and a region piece by piece, dropping each piece of the region
+  // from the resident set once copied, so a copy never holds more than one piece of the pool
+  // there.
+  static void store(std::byte* region, const void* src, size_t bytes);
+  static void load(void* dst, const std::byte* region, size_t bytes);
 
   size_t peak_bytes() const { return peak_; }        // the most a pass has used
   size_t file_bytes() const { return file_bytes_; }  // the file's size (>= peak_bytes)

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/device.h"
+
 namespace strata {
 
 namespace {
@@ -22,6 +24,7 @@ size_t page_size() {
 
 void zero_and_release(void* p, size_t bytes) {
   if (bytes == 0) return;
+  if (kernels::is_device_memory(p)) return kernels::zero_bytes(kernels::current_device(), p, bytes);
   const uintptr_t begin = reinterpret_cast<uintptr_t>(p), end = begin + bytes;
   const size_t page = page_size();
   const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
@@ -38,6 +41,7 @@ void zero_and_release(void* p, size_t bytes) {
 
 size_t resident_bytes(const void* p, size_t bytes) {
   if (bytes == 0) return 0;
+  if (kernels::is_device_memory(p)) return bytes;
   const size_t page = page_size();
   const uintptr_t begin = reinterpret_cast<uintptr_t>(p) / page * page;
   const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;

@@ -8,13 +8,17 @@ namespace strata {
 
 // The device a rank trains on: the CPU under use_cpu or where no GPU is found, else the GPU of
 // this rank's index among the ranks on its host. Refused, saying what was found and what to
-// set, where the arguments ask for something this machine or build cannot do: tf32 without a
-// GPU (as HF refuses it), more ranks on the host than it has GPUs, or more than one rank on
-// GPUs (their NCCL collectives are not wired into the Trainer yet).
-kernels::Device training_device(const TrainingArguments& a, int local_rank, int local_world_size, int world_size);
+// set, where the arguments ask for something this machine or build cannot do (tf32 without a
+// GPU, as HF refuses it).
+kernels::Device training_device(const TrainingArguments& a, int local_rank, int local_world_size);
 
 // The GPU of rank `local_rank` of `local_world_size` on a host with `gpus` GPUs (the ones
-// CUDA_VISIBLE_DEVICES leaves): one process per GPU, so more ranks than GPUs is an error.
+// CUDA_VISIBLE_DEVICES leaves): GPU i for rank i, one process per GPU. More ranks than GPUs
+// share them round-robin (rank i on GPU i mod gpus); their collectives then go through host
+// memory, not NCCL (dist/gpu_collectives.h), which is for tests and small jobs.
 int gpu_of_local_rank(int local_rank, int local_world_size, int gpus);
+
+// Whether each rank on this host has a GPU of its own.
+bool gpu_per_rank(int local_world_size, int gpus);
 
 }  // namespace strata

@@ -6,6 +6,7 @@
 
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
+#include "tensor/device_array.h"
 #include "train/metrics.h"
 #include "train/predictions.h"
 #include "util/error.h"
@@ -162,15 +163,17 @@ class LanguageModelPass final : public EvalPass {
     const float* logits = outputs.at(0).data;  // [B, T, V]
     const int V = cfg_.vocab_size;
     const int shift = cfg_.task == Task::CausalLM ? 1 : 0;
-    predicted_.resize(static_cast<size_t>(b.B) * b.T);  // only the argmax ids leave the logits' device
-    kernels::argmax_rows(logits, b.B * b.T, V, predicted_.data());
+    // Only the argmax ids leave the logits' device.
+    const size_t n = static_cast<size_t>(b.B) * b.T;
+    kernels::argmax_rows(logits, b.B * b.T, V, predicted_.on_device(n));
+    const int32_t* predicted = predicted_.on_host();
     for (int r = 0; r < b.B; ++r)
       for (int t = 0; t + shift < b.T; ++t) {
         const size_t at = static_cast<size_t>(r) * b.T + t;
         const int32_t label = b.labels[at + shift];
         if (label == -100) continue;
         ++counted_;
-        hits_ += predicted_[at] == label;
+        hits_ += predicted[at] == label;
       }
   }
 
@@ -188,6 +191,8 @@ class LanguageModelPass final : public EvalPass {
     out[prefix + "_accuracy"] = counted_ ? static_cast<double>(hits_) / counted_ : 0.0;
   }
 
+  bool reads_device_outputs() const override { return true; }
+
   std::string write_predictions(const std::string&, const std::string&) const override {
     fail("language models write no predictions: evaluate reports their perplexity, and strata generate samples text");
   }
@@ -195,7 +200,7 @@ class LanguageModelPass final : public EvalPass {
  private:
   const ModelConfig cfg_;
   size_t hits_ = 0, counted_ = 0;
-  std::vector<int32_t> predicted_;  // [B, T] of the batch being added
+  DeviceResult<int32_t> predicted_;  // [B, T] of the batch being added
 };
 
 class DefaultTask final : public EvalTask {

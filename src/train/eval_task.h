@@ -41,6 +41,10 @@ class EvalPass {
   // less (token classification keeps each token's logits then). Called when compute_metrics is
   // set or a caller wants the arrays.
   virtual void keep_arrays() {}
+  // Whether add() takes the outputs where the model left them (on a GPU: device memory, which
+  // the pass reduces there, e.g. to argmax ids, and copies only the result), instead of host
+  // copies of them.
+  virtual bool reads_device_outputs() const { return false; }
 };
 
 class EvalTask {

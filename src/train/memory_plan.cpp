@@ -7,6 +7,7 @@
 
 #include "dist/flat_shards.h"
 #include "dist/gradient_reducer.h"
+#include "kernels/device.h"
 #include "models/memory_estimate.h"
 #include "train/mixed_precision.h"
 #include "util/error.h"
@@ -239,7 +240,9 @@ std::string format_memory_plan(const RankMemoryPlan& p, int B, int T) {
   row("backward scratch", p.scratch, "");
   if (p.product_operands) row("bf16/fp16 operands", p.product_operands, "  (products' converted inputs)");
   row("total", p.total(), "");
-  if (p.offloaded) row("offload pool", p.offloaded, "  (file-backed, outside the resident set)");
+  if (p.offloaded)
+    row("offload pool", p.offloaded,
+        kernels::on_cuda() ? "  (page-locked host memory, off the GPU)" : "  (file-backed, outside the resident set)");
   if (p.evaluation)
     row("evaluation adds", p.evaluation,
         cat("  (an evaluation pass at ", p.eval_rows, " x ", p.eval_seq, "; besides the total)").c_str());
@@ -269,7 +272,8 @@ std::string format_measured_memory(int rank, const RankMemoryMeasured& m) {
                 m.predicted_peak ? static_cast<double>(m.peak_rss) / m.predicted_peak : 0.0);
   std::string out = line;
   if (m.offload_pool) {
-    std::snprintf(line, sizeof line, "; offload pool %.1f MiB (file-backed)", mib(m.offload_pool));
+    std::snprintf(line, sizeof line, "; offload pool %.1f MiB (%s)", mib(m.offload_pool),
+                  kernels::on_cuda() ? "page-locked host memory" : "file-backed");
     out += line;
   }
   return out;

@@ -7,7 +7,7 @@
 #include "kernels/ops.h"
 #include "models/registry.h"
 #include "models/tensor_split.h"
-#include "tensor/buffer.h"
+#include "tensor/device_array.h"
 #include "util/error.h"
 
 namespace strata {
@@ -18,7 +18,8 @@ void check_replicas_identical(const Model<float>& local, dist::Communicator& ten
   for (const ParamEntry& e : local.table().entries()) {
     if (!e.replicated()) continue;
     uint64_t h = 1469598103934665603ull;
-    const auto* p = reinterpret_cast<const unsigned char*>(local.params().data() + e.offset);
+    const StagedRead<float> values(local.params(), e.offset, e.numel);
+    const auto* p = reinterpret_cast<const unsigned char*>(values.data());
     for (size_t i = 0; i < e.numel * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
     mine.append(reinterpret_cast<const char*>(&h), sizeof h);
   }
@@ -57,20 +58,20 @@ std::unique_ptr<Model<float>> gather_whole_model(const Model<float>& local, dist
     whole = make_model<float>(cfg);
   }
   // One tensor at a time: each rank puts its slice into zeros and the sum lands at the root
-  // (adding zeros is exact), so no rank holds more than one whole tensor besides its model.
-  Buffer<float> buf;
+  // (adding zeros is exact), so no rank holds more than one whole tensor besides its model. The
+  // slices meet in host memory (a save, not a step).
+  std::vector<float> buf;
   for (const ParamEntry& e : local.table().entries()) {
-    const float* mine = local.params().data() + e.offset;
     float* dst = root ? whole->params().data() + whole->table().at(e.name).offset : nullptr;
     if (e.replicated()) {
-      if (root) kernels::copy(mine, dst, e.numel);
+      if (root) kernels::copy(local.params().data() + e.offset, dst, e.numel);
       continue;
     }
-    buf.resize(global_numel(e));
-    buf.zero();
-    put_slice(e, local.tensor_split(), mine, buf.data());
+    buf.assign(global_numel(e), 0.0f);
+    put_slice(e, local.tensor_split(), StagedRead<float>(local.params(), e.offset, e.numel).data(), buf.data());
     tensor.reduce_sum(buf.data(), buf.size(), 0, "tensor-parallel slices of a parameter, to save");
-    if (root) kernels::copy(buf.data(), dst, buf.size());
+    if (root)
+      kernels::copy_bytes(dst, whole->params().device(), buf.data(), kernels::Device::cpu(), buf.size() * sizeof(float));
   }
   return whole;
 }

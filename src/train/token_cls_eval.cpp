@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <map>
 
+#include "generate/sampling.h"
 #include "io/files.h"
-#include "kernels/ops.h"
 #include "train/seqeval.h"
 #include "util/error.h"
 
@@ -30,7 +30,8 @@ class TokenClsPass final : public EvalPass {
     const float* logits = outputs.at(0).data;  // [B, T, num_labels]
     const int L = static_cast<int>(names_.size());
     tags_.resize(static_cast<size_t>(b.B) * b.T);
-    kernels::argmax_rows(logits, b.B * b.T, L, tags_.data());  // the first of ties, as np.argmax
+    // On the host (the logits are a host copy, and few per token): the first of ties, as np.argmax.
+    for (size_t at = 0; at < tags_.size(); ++at) tags_[at] = gen::argmax(logits + at * L, L);
     for (int r = 0; r < b.B; ++r) {
       Row row;
       int32_t last_word = -1;

@@ -681,7 +681,8 @@ Trainer::PassResult Trainer::predict(BatchStream& data, const std::string& prefi
       loss_sum += model_->loss(b, *st, n).loss * n;
       norm += n;
     }
-    pass->add(b, outputs_on_host(model_->head_outputs(b, *st), host_outputs));
+    std::vector<HeadOutput<float>> outputs = model_->head_outputs(b, *st);
+    pass->add(b, pass->reads_device_outputs() ? outputs : outputs_on_host(std::move(outputs), host_outputs));
   }
   pipe_->finish_infer();
   if (comm_ && (!pipeline_ || pipe_->is_last())) {  // every replica saw its shard: the union, on every replica

@@ -613,8 +613,8 @@ void helper_cases() {
   }
 }
 
-// The data-movement ops of the `dataops` branch: not in the op list yet (their CPU copies are
-// on that branch), so the GPU's copies (kernels::cuda::) are checked against plain loops here.
+// The data-movement ops: the GPU's copies (kernels::cuda::) against plain loops, which state
+// what each op does.
 void data_cases() {
   for (const int rows : {1, 37, 1000}) {
     const int cols = rows == 1 ? 1 : 129;
@@ -682,6 +682,20 @@ void data_cases() {
       std::vector<float> as_float(h.begin(), h.end());
       float* record = p.inout("argmax", as_float, true);  // recorded as an output (exact)
       (void)record;
+    });
+    // Token ids as rows of a vocabulary slice [first, first + rows): outside it, or skip_id, -1.
+    const auto ids = randint(rows, -3, 3 * rows);
+    check("slice_ids " + sh, big, [&](Phase& p) {
+      int32_t* out = p.in(std::vector<int32_t>(rows, -7));
+      const int32_t* in = p.in(ids);
+      const int first = rows / 3, count = rows / 3 + 1, skip = ids[0];
+      if (p.gpu()) k::cuda::slice_ids(in, rows, first, count, skip, out);
+      else
+        for (int r = 0; r < rows; ++r) out[r] = in[r] != skip && in[r] >= first && in[r] < first + count ? in[r] - first : -1;
+      std::vector<int32_t> h(rows);
+      if (p.gpu()) k::copy_bytes(h.data(), Device::cpu(), out, Device::cuda(0), rows * sizeof(int32_t));
+      else std::copy(out, out + rows, h.begin());
+      p.inout("rows", std::vector<float>(h.begin(), h.end()), true);  // recorded as an output (exact)
     });
     check("cast float->double->float " + sh, big, [&](Phase& p) {
       std::vector<double> d0(n, 0.0);

@@ -19,6 +19,7 @@
 #include "dist/nccl_communicator.h"
 #include "kernels/cuda/check.h"
 #include "kernels/device.h"
+#include "kernels/emulated_gpu.h"
 #include "util/error.h"
 
 namespace strata::dist {
@@ -29,14 +30,7 @@ using Clock = std::chrono::steady_clock;
 using nccl::nccl_api;
 
 // Memory of a GPU (or managed memory) goes to NCCL; plain and pinned host memory to `control`.
-bool on_device(const void* p) {
-  cudaPointerAttributes a{};
-  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    cudaGetLastError();  // older runtimes flag plain host memory as an error; clear it
-    return false;
-  }
-  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
-}
+bool on_device(const void* p) { return kernels::is_device_memory(p); }
 
 void check_nccl(ncclResult_t r, const char* call, const std::string& what) {
   if (r != ncclSuccess)
@@ -305,6 +299,7 @@ class NcclCommunicator final : public Communicator {
 
 std::string nccl_unavailable_reason() {
   if (kernels::cuda_device_count() == 0) return "no GPU: " + kernels::cuda_unavailable_reason();
+  if (kernels::emulated::enabled()) return "the GPU is emulated (STRATA_EMULATED_GPU), so NCCL cannot reach it";
   try {
     nccl_api();
   } catch (const std::exception& e) {

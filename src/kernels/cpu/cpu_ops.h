@@ -18,5 +18,6 @@ namespace strata::kernels::cpu {
 size_t attention_saved_size(const AttentionShape& s);  // the probabilities, [B, NH, T, T]
 template <typename From, typename To>
 void cast(const From* src, To* dst, size_t n);
+void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out);
 
 }  // namespace strata::kernels::cpu

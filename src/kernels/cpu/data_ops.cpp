@@ -65,6 +65,13 @@ void argmax_rows(const T* x, int rows, int cols, int32_t* out) {
   }
 }
 
+void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out) {
+  for (int i = 0; i < n; ++i) {
+    const int32_t r = ids[i] - first;
+    out[i] = ids[i] != skip_id && r >= 0 && r < rows ? r : -1;
+  }
+}
+
 template <typename From, typename To>
 void cast(const From* src, To* dst, size_t n) {
   element_blocks(n, [&](size_t b, size_t e) {

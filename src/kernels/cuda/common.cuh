@@ -54,7 +54,7 @@ class Scratch {
 // that return a loss or a sum). Synchronises the compute stream.
 inline double download_scalar(const double* d) {
   double h = 0;
-  copy(&h, false, d, true, sizeof h, compute_stream());
+  copy(&h, false, d, true, sizeof h, compute_stream(), true);
   return h;
 }
 

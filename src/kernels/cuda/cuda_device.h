@@ -25,10 +25,11 @@ void free_pinned(void* p);
 
 void* compute_stream();
 void* copy_stream();
-// Copies between host and the current device (or within either) on `stream`; returns after
-// the data is there when the destination is the host.
-void copy(void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes, void* stream);
+// Copies between host and the current device (or within either) on `stream`; with `wait`,
+// returns after the data is there.
+void copy(void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes, void* stream, bool wait);
 void zero(void* p, size_t bytes, void* stream);
+bool is_device_memory(const void* p);  // a GPU's (or managed) memory, not host or pinned
 
 void* event_create();
 void event_destroy(void* e);

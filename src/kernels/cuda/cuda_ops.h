@@ -20,6 +20,8 @@ size_t attention_saved_size(const AttentionShape& s);
 // Two element types, so outside the list (kernels/cuda/data.cu).
 void cast(const float* src, double* dst, size_t n);
 void cast(const double* src, float* dst, size_t n);
+// No element type, so outside the list too (kernels/cuda/data.cu).
+void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out);
 
 // Whether linear_act_forward's GeluTanh runs through cuBLASLt's GELU epilogue (on by
 // default; tests/gpu/test_backend_ops.cpp checks the op both ways).

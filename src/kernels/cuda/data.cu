@@ -1,5 +1,5 @@
 // Data movement on the GPU (kernels/ops.h, "data movement": fill, copy, copy_rows,
-// gather_rows, scatter_rows, argmax_rows, cast) and ce_slice_loss, T = float. Every
+// gather_rows, scatter_rows, argmax_rows, cast, slice_ids) and ce_slice_loss, T = float. Every
 // destination element is written once from one source element, so the results are exact, as
 // on the CPU.
 #include <cmath>
@@ -80,6 +80,13 @@ __global__ void cast_kernel(const From* src, To* dst, size_t n) {
     dst[i] = static_cast<To>(src[i]);  // round to nearest, as the CPU's conversion
 }
 
+__global__ void slice_ids_kernel(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int32_t r = ids[i] - first;
+  out[i] = ids[i] != skip_id && r >= 0 && r < rows ? r : -1;
+}
+
 struct CeSliceLossTerm {
   const int32_t* labels;
   const float* mx;
@@ -138,6 +145,12 @@ void cast(const float* src, double* dst, size_t n) {
 void cast(const double* src, float* dst, size_t n) {
   if (n == 0) return;
   cast_kernel<double, float><<<elementwise_blocks(n, 256), 256, 0, stream()>>>(src, dst, n);
+  STRATA_CUDA_LAUNCH_CHECK();
+}
+
+void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out) {
+  if (n <= 0) return;
+  slice_ids_kernel<<<(n + 255) / 256, 256, 0, stream()>>>(ids, n, first, rows, skip_id, out);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 

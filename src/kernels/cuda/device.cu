@@ -120,16 +120,25 @@ void free_pinned(void* p) { STRATA_CUDA_CHECK(cudaFreeHost(p)); }
 void* compute_stream() { return state().compute; }
 void* copy_stream() { return state().copy; }
 
-void copy(void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes, void* stream) {
+void copy(void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes, void* stream, bool wait) {
   const cudaMemcpyKind kind = dst_on_gpu ? (src_on_gpu ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
                                          : (src_on_gpu ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
   const auto s = static_cast<cudaStream_t>(stream);
   STRATA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
-  if (!dst_on_gpu) STRATA_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (wait) STRATA_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 void zero(void* p, size_t bytes, void* stream) {
   STRATA_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, static_cast<cudaStream_t>(stream)));
+}
+
+bool is_device_memory(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();  // older runtimes flag plain host memory as an error; clear it
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 
 void* event_create() {

@@ -48,7 +48,7 @@ struct BartEmbeddingSpec {
 template <typename T>
 struct BartEmbeddingSaved {
   DeviceArray<int32_t> ids, position_ids;
-  std::vector<int32_t> local_ids;  // backward's scratch: the ids as rows of this rank's table slice
+  Buffer<int32_t> local_ids;  // backward's scratch: the ids as rows of this rank's table slice
   Buffer<T> sum, mean, rstd, out;  // LN input, statistics, output after dropout
 };
 

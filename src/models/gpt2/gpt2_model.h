@@ -37,7 +37,7 @@ struct Gpt2State : ModelState {
   Buffer<T> logits, dlogits;  // causal LM under tensor parallelism: this rank's vocabulary columns
   Buffer<T> gathered_logits;  // ... and all of them, gathered by an inference pass for head_outputs
   nn::VocabParallelCeScratch<T> ce;
-  std::vector<int32_t> local_ids;
+  Buffer<int32_t> local_ids;
   DeviceArray<int32_t> shifted_labels;  // causal LM: labels[:, 1:], -100 at each row's end
   nn::BlockScratch<T> scratch;  // the blocks' working memory, forward and backward
   // backward scratch, reused across steps

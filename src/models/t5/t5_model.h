@@ -53,7 +53,7 @@ struct T5StackSpec {
 template <typename T>
 struct T5StackSaved {
   DeviceArray<int32_t> ids;      // token ids [B*T] (the decoder's: models/decoder_inputs.h)
-  std::vector<int32_t> local_ids;  // backward's scratch: the ids as rows of this rank's table slice
+  Buffer<int32_t> local_ids;  // backward's scratch: the ids as rows of this rank's table slice
   Buffer<T> emb;                 // embeddings after dropout [B*T, C]
   DeviceArray<int32_t> buckets;  // [T*T]
   Buffer<T> bias;                // [T*T, NH] (this rank's heads)

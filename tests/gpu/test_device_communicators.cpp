@@ -1,13 +1,16 @@
-// The NCCL communicator (dist/nccl_communicator.h) against the MPI one: every collective on
-// device buffers through NCCL, and the same inputs on host buffers through the control
+// The communicators of GPU ranks against the MPI one: every collective on device buffers
+// through NCCL (dist/nccl_communicator.h), or through MPI with host staging
+// (dist/staged_communicator.h), and the same inputs on host buffers through the control
 // communicator (MPI under mpirun, the single-process one alone), must give the same values.
 // Inputs are small integers, so sums are exact in any order and the comparison is equality.
 // Also: the compute stream's ops before and after a collective see it in order, host buffers
 // pass through to the control communicator, sub-groups, and point-to-point messages (2+ ranks).
 //
-//   strata_nccl_check            one process (NCCL at world size 1), or one per GPU under mpirun
-//   strata_nccl_check --hang     a receive nobody sends: the watchdog must stop the process
-//                                within its 2 s timeout, naming the rank and the message
+//   strata_device_comm_check           NCCL: one process (world size 1), or one per GPU under mpirun
+//   strata_device_comm_check --staged  MPI with host staging: under mpirun, ranks may share a GPU
+//                                      (or each have an emulated one: STRATA_EMULATED_GPU=1)
+//   strata_device_comm_check --hang    a NCCL receive nobody sends: the watchdog must stop the
+//                                      process within its 2 s timeout, naming the rank and the message
 // Exit status: 0 all passed, 1 some failed, 77 no GPU. One line per check, not stopping at the first failure.
 #include <chrono>
 #include <cstdio>
@@ -19,6 +22,7 @@
 
 #include "dist/communicator.h"
 #include "dist/nccl_communicator.h"
+#include "dist/staged_communicator.h"
 #include "kernels/device.h"
 #include "kernels/ops.h"
 
@@ -196,7 +200,8 @@ void check_point_to_point(dist::Communicator& nccl) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool hang = argc > 1 && std::string(argv[1]) == "--hang";
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const bool hang = mode == "--hang", staged = mode == "--staged";
   const dist::Layout layout = dist::detect_layout();
   if (kernels::cuda_device_count() == 0) {
     std::printf("skipped: %s\n", kernels::cuda_unavailable_reason().c_str());
@@ -215,9 +220,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto ref = control();
-  auto nccl = dist::make_nccl_communicator(control(), 60);
+  auto nccl = staged ? dist::make_staged_communicator(control()) : dist::make_nccl_communicator(control(), 60);
   if (nccl->rank() == 0)
-    std::printf("NCCL communicator: %d rank(s), %s\n", nccl->size(),
+    std::printf("%s communicator: %d rank(s), %s\n", staged ? "staged MPI" : "NCCL", nccl->size(),
                 kernels::describe_device(kernels::current_device()).c_str());
   check_all_reduce(*nccl, *ref);
   check_shards(*nccl, *ref);
