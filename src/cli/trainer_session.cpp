@@ -23,6 +23,7 @@
 #include "train/parallel_layout.h"
 #include "train/progress.h"
 #include "train/tensor_parallel.h"
+#include "util/console.h"
 #include "util/error.h"
 
 namespace strata::cli {
@@ -168,6 +169,11 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
   if (world.rank() == 0) {
     progress_message(cat("device: ", kernels::describe_device(device)));
     if (!collectives.empty()) progress_message(collectives);
+    if (device.is_cuda() && !gpu_per_rank(layout.local_world_size, kernels::cuda_device_count()))
+      console_warning(cat(layout.local_world_size, " ranks share this host's ", kernels::cuda_device_count(), " GPU",
+                          kernels::cuda_device_count() == 1 ? "" : "s",
+                          ": they take turns on it and exchange gradients through host memory, which suits tests "
+                          "and small jobs; for speed start one rank per GPU"));
     progress_message(cat("cpu: ", kernels::kernel_isa(), " kernels (STRATA_MAX_CPU_ISA caps them), ",
                          kernels::num_threads(), " threads"));
   }

@@ -231,7 +231,8 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
   copy_on(dst, dst_device, src, src_device, bytes, compute_stream(), !dst_device.is_cuda());
 }
 
-bool is_device_memory(const void* p) { return p && cuda_device_count() > 0 && gpu::is_device_memory(p); }
+// A process whose device is the CPU holds no GPU memory (and asks CUDA nothing).
+bool is_device_memory(const void* p) { return p && on_cuda() && gpu::is_device_memory(p); }
 
 void zero_bytes(Device d, void* p, size_t bytes) {
   if (bytes == 0) return;

@@ -88,7 +88,8 @@ void host_free_pinned(void* p);
 // the data is there.
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);
 // Whether p points into a GPU's memory (as opposed to the host's, pinned or not): where a
-// collective must move data over NCCL or through host staging (dist/). False without a GPU.
+// collective must move data over NCCL or through host staging (dist/). False while the
+// current device is the CPU.
 bool is_device_memory(const void* p);
 // Sets `bytes` bytes at p (memory of device d) to zero, in order with the compute stream.
 void zero_bytes(Device d, void* p, size_t bytes);

@@ -18,7 +18,8 @@ FAMILY=${3:?}
 MODE=${4:?}
 case $MODE in
   emulated) export STRATA_EMULATED_GPU=1 ;;
-  gpu) nvidia-smi -L > /dev/null 2>&1 || { echo "SKIP: no NVIDIA GPU (nvidia-smi -L)"; exit 77; } ;;
+  gpu) nvidia-smi -L > /dev/null 2>&1 || { echo "SKIP: no NVIDIA GPU (nvidia-smi -L)"; exit 77; }
+       command -v mpirun > /dev/null || { echo "SKIP: no mpirun on this machine"; exit 77; } ;;
   *) echo "mode must be emulated or gpu, got $MODE"; exit 2 ;;
 esac
 source "$(dirname "$0")/work_dir.sh"  # $WORK (kept with KEEP=1), mpirun as root, one thread
