@@ -145,9 +145,9 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
   mixed_precision(a);
   // GPU ranks: collectives on device buffers (NCCL, or MPI through host memory).
   std::string collectives;
+  const bool own_gpu = gpu_per_rank(layout.local_world_size, kernels::cuda_device_count());
   if (device.is_cuda() && ranks_.world->size() > 1)
-    gpu_world_ = dist::make_gpu_communicator(
-        *ranks_.world, gpu_per_rank(layout.local_world_size, kernels::cuda_device_count()), a.ddp_timeout, &collectives);
+    gpu_world_ = dist::make_gpu_communicator(*ranks_.world, own_gpu, a.ddp_timeout, &collectives);
   dist::Communicator& world = this->world();
   groups_ = dist::make_process_groups(world, grid);
   if (world.size() > 1) {
@@ -169,7 +169,7 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
   if (world.rank() == 0) {
     progress_message(cat("device: ", kernels::describe_device(device)));
     if (!collectives.empty()) progress_message(collectives);
-    if (device.is_cuda() && !gpu_per_rank(layout.local_world_size, kernels::cuda_device_count()))
+    if (device.is_cuda() && !own_gpu)
       console_warning(cat(layout.local_world_size, " ranks share this host's ", kernels::cuda_device_count(), " GPU",
                           kernels::cuda_device_count() == 1 ? "" : "s",
                           ": they take turns on it and exchange gradients through host memory, which suits tests "

@@ -3,6 +3,7 @@
 #include "dist/staged_communicator.h"
 
 #include <cstring>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -57,16 +58,41 @@ class HostBuffer {
   kernels::Event uploaded_;
 };
 
+// The host buffers of messages in flight, kept for the next ones: page-locked memory is slow
+// to allocate (cudaHostAlloc takes about a millisecond), and pipeline stages send a message
+// per micro-batch. Shared by a communicator and its requests, which may outlive it.
+class BufferPool {
+ public:
+  std::unique_ptr<HostBuffer> take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.empty()) return std::make_unique<HostBuffer>();
+    std::unique_ptr<HostBuffer> b = std::move(free_.back());
+    free_.pop_back();
+    return b;
+  }
+  void give(std::unique_ptr<HostBuffer> b) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(b));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<HostBuffer>> free_;
+};
+
 // A send already copied out, or a receive that lands in host memory first and reaches the
-// device once complete. Owns its host buffer for the message's life.
+// device once complete. Holds its host buffer for the message's life, then gives it back.
 class StagedRequest final : public Request {
  public:
-  StagedRequest(std::unique_ptr<HostBuffer> host, std::unique_ptr<Request> inner, void* device_dst, size_t bytes)
-      : host_(std::move(host)), inner_(std::move(inner)), device_dst_(device_dst), bytes_(bytes) {}
+  StagedRequest(std::shared_ptr<BufferPool> pool, std::unique_ptr<HostBuffer> host, std::unique_ptr<Request> inner,
+                void* device_dst, size_t bytes)
+      : pool_(std::move(pool)), host_(std::move(host)), inner_(std::move(inner)), device_dst_(device_dst),
+        bytes_(bytes) {}
   // As every request: destroying one that has not completed waits for it (and a receive's data
   // still reaches the device).
   ~StagedRequest() override {
     if (!done_) finish();
+    pool_->give(std::move(host_));
   }
   void wait() override {
     if (!done_) finish();
@@ -80,6 +106,7 @@ class StagedRequest final : public Request {
     done_ = true;
   }
 
+  std::shared_ptr<BufferPool> pool_;
   std::unique_ptr<HostBuffer> host_;
   std::unique_ptr<Request> inner_;
   void* device_dst_;  // null for a send
@@ -94,9 +121,15 @@ class StagedCommunicator final : public Communicator {
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
 
-  void all_reduce_sum(float* data, size_t n, const char* what) override { in_place(data, n, [&](float* h) { inner_->all_reduce_sum(h, n, what); }); }
-  void all_reduce_sum(double* data, size_t n, const char* what) override { in_place(data, n, [&](double* h) { inner_->all_reduce_sum(h, n, what); }); }
-  void all_reduce_max(float* data, size_t n, const char* what) override { in_place(data, n, [&](float* h) { inner_->all_reduce_max(h, n, what); }); }
+  void all_reduce_sum(float* data, size_t n, const char* what) override {
+    in_place(data, n, [&](float* h) { inner_->all_reduce_sum(h, n, what); });
+  }
+  void all_reduce_sum(double* data, size_t n, const char* what) override {
+    in_place(data, n, [&](double* h) { inner_->all_reduce_sum(h, n, what); });
+  }
+  void all_reduce_max(float* data, size_t n, const char* what) override {
+    in_place(data, n, [&](float* h) { inner_->all_reduce_max(h, n, what); });
+  }
 
   void reduce_scatter_sum(const float* in, float* out, size_t n_per_rank, const char* what) override {
     if (!on_device(in) && !on_device(out)) return inner_->reduce_scatter_sum(in, out, n_per_rank, what);
@@ -157,20 +190,20 @@ class StagedCommunicator final : public Communicator {
     host_.upload(data, bytes);
   }
 
-  // Messages in flight at once each own their host buffer.
+  // Messages in flight at once each hold a host buffer of the pool.
   std::unique_ptr<Request> isend(const void* data, size_t bytes, int peer, int tag) override {
     if (!on_device(data)) return inner_->isend(data, bytes, peer, tag);
-    auto h = std::make_unique<HostBuffer>();
+    std::unique_ptr<HostBuffer> h = pool_->take();
     void* p = h->get(bytes);
     download(p, data, bytes);
     std::unique_ptr<Request> r = inner_->isend(p, bytes, peer, tag);
-    return std::make_unique<StagedRequest>(std::move(h), std::move(r), nullptr, bytes);
+    return std::make_unique<StagedRequest>(pool_, std::move(h), std::move(r), nullptr, bytes);
   }
   std::unique_ptr<Request> irecv(void* data, size_t bytes, int peer, int tag) override {
     if (!on_device(data)) return inner_->irecv(data, bytes, peer, tag);
-    auto h = std::make_unique<HostBuffer>();
+    std::unique_ptr<HostBuffer> h = pool_->take();
     std::unique_ptr<Request> r = inner_->irecv(h->get(bytes), bytes, peer, tag);
-    return std::make_unique<StagedRequest>(std::move(h), std::move(r), data, bytes);
+    return std::make_unique<StagedRequest>(pool_, std::move(h), std::move(r), data, bytes);
   }
 
   void barrier(const char* what) override { inner_->barrier(what); }
@@ -202,6 +235,7 @@ class StagedCommunicator final : public Communicator {
 
   std::unique_ptr<Communicator> inner_;
   HostBuffer host_;  // one collective at a time per communicator (the interface's rule)
+  std::shared_ptr<BufferPool> pool_ = std::make_shared<BufferPool>();  // messages in flight
 };
 
 }  // namespace
