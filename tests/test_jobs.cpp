@@ -401,6 +401,24 @@ TEST_F(Plan, ResolvesPathsThreadsAndTheTrainingConfig) {
   EXPECT_NE(crowded.notes[0].find("describe 4 cores; this machine has 2"), std::string::npos);
 }
 
+// A local job's instances are this machine: the GPUs an instance type describes must be here
+// (one per rank), unless the job trains on the CPUs; a machine without GPUs trains on its CPUs.
+TEST_F(Plan, ALocalJobAsksForAtMostTheGpusThisMachineHas) {
+  PlanInputs in = inputs("", "ml.p3.8xlarge");
+  const PlannedJob on_cpus = make_plan(in);  // local_gpus 0
+  ASSERT_FALSE(on_cpus.notes.empty());
+  EXPECT_NE(on_cpus.notes.back().find("describe 4 GPU(s); this machine has none: the ranks train on its CPUs"),
+            std::string::npos);
+  in.local_gpus = 4;
+  EXPECT_EQ(make_plan(in).plan.world_size(), 4);
+  in.local_gpus = 2;
+  expect_error([&] { make_plan(in); },
+               {"spec.yaml", "1 x ml.p3.8xlarge ask for 4 GPUs, but this machine has 2", "use_cpu: true"});
+  PlanInputs cpu = inputs("hyperparameters: {use_cpu: true}\n", "ml.p3.8xlarge");
+  cpu.local_gpus = 2;
+  EXPECT_EQ(make_plan(cpu).plan.world_size(), 4);
+}
+
 TEST_F(Plan, HostfileSlotsMustExist) {
   write_text(dir_.path("hosts.txt"), "# two hosts\nnode1 slots=1\nnode2 slots=4\n");
   expect_error([&] { make_plan(inputs("backend: hostfile\nhostfile: " + dir_.path("hosts.txt") + "\ninstance_count: 2\n")); },

@@ -26,6 +26,7 @@
 #include "jobs/script_entry.h"
 #include "jobs/slurm.h"
 #include "jobs/slurm_runner.h"
+#include "kernels/device.h"
 #include "models/memory_estimate.h"
 #include "models/registry.h"
 #include "util/error.h"
@@ -141,6 +142,7 @@ int job_run(const RunOptions& a) {
   in.working_dir = fs::current_path().string();
   in.strata_binary = self_binary();
   in.local_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  in.local_gpus = kernels::cuda_device_count();
   const PlannedJob pj = make_plan(in);
   const JobPlan& p = pj.plan;
   MemoryEstimate m{};

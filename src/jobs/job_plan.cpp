@@ -247,6 +247,18 @@ PlannedJob make_plan(const PlanInputs& in) {
 
   if (s.runs_script()) plan_script(s, in.working_dir, p);
   else plan_training_config(s, pj);
+  if (p.backend == Backend::Local && p.instance.gpus > 0 && !pj.args.use_cpu) {
+    // Every instance of a local job is this machine: the GPUs they describe must be here, one
+    // per rank (ranks sharing a GPU are for `strata launch` tests, not for a job spec).
+    const int asked = p.instance_count * p.instance.gpus;
+    if (in.local_gpus == 0)
+      pj.notes.push_back(cat(p.instance_count, " x ", p.instance.name, " describe ", asked,
+                             " GPU(s); this machine has none: the ranks train on its CPUs"));
+    else if (asked > in.local_gpus)
+      fail(s.source, ": ", p.instance_count, " x ", p.instance.name, " ask for ", asked, " GPUs, but this machine has ",
+           in.local_gpus, ". Ask for at most ", in.local_gpus, " GPU(s) (instance_count, or an instance_type with fewer "
+           "GPUs), or set use_cpu: true in the hyperparameters to train on the CPUs");
+  }
   CheckpointStore(p.checkpoint_dir).check_writable(s.source);
   return pj;
 }

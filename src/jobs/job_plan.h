@@ -69,6 +69,7 @@ struct PlanInputs {
   std::string working_dir;
   std::string strata_binary;
   int local_cores = 1;  // this machine's, for the local backend
+  int local_gpus = 0;   // this machine's GPUs (kernels::cuda_device_count), for the local backend
 };
 
 PlannedJob make_plan(const PlanInputs& in);
