@@ -26,6 +26,28 @@
 
 namespace strata::kernels {
 
+namespace avx512 {
+namespace {
+// One row of n floats to bf16 with the CPU's own conversion (vcvtne2ps2bf16: round to nearest
+// even, as float_to_bf16, except that it reads subnormal inputs as zero: below 1.2e-38, where
+// bf16 products do not reach). Only the native path calls it, which needs avx512_bf16; in the
+// avx512 namespace, where wide registers belong (tests/check_isa_code.sh). Scalar conversion
+// cost a third of a bf16 product's time (3 conversions per 2 K flops at K = 768).
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void row_to_bf16(const float* s, int n, uint16_t* d) {
+  int c = 0;
+  for (; c + 32 <= n; c += 32) {
+    const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(s + c + 16), _mm512_loadu_ps(s + c));
+    _mm512_storeu_si512(d + c, reinterpret_cast<__m512i>(v));
+  }
+  for (; c < n; c += 16) {
+    const __mmask16 m = n - c >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n - c)) - 1);
+    const __m256bh v = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, s + c));
+    _mm256_mask_storeu_epi16(d + c, m, reinterpret_cast<__m256i>(v));
+  }
+}
+}  // namespace
+}  // namespace avx512
+
 namespace {
 
 std::atomic<MatmulPrecision> g_precision{MatmulPrecision::Fp32};
@@ -49,26 +71,11 @@ void pack(const float* src, int ld, int rows, int cols, E* dst, Convert cvt) {
   for (int r = 0; r < rows; ++r) row(r);
 }
 
-// One row of n floats to bf16 with the CPU's own conversion (vcvtne2ps2bf16: round to nearest
-// even, as float_to_bf16, except that it reads subnormal inputs as zero: below 1.2e-38, where
-// bf16 products do not reach). Only the native path calls it, which needs avx512_bf16. Scalar
-// conversion cost a third of a bf16 product's time (3 conversions per 2 K flops at K = 768).
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void row_to_bf16(const float* s, int n, uint16_t* d) {
-  int c = 0;
-  for (; c + 32 <= n; c += 32) {
-    const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(s + c + 16), _mm512_loadu_ps(s + c));
-    _mm512_storeu_si512(d + c, reinterpret_cast<__m512i>(v));
-  }
-  for (; c < n; c += 16) {
-    const __mmask16 m = n - c >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n - c)) - 1);
-    const __m256bh v = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, s + c));
-    _mm256_mask_storeu_epi16(d + c, m, reinterpret_cast<__m256i>(v));
-  }
-}
-
 // Rows x cols of src (row stride ld) into dst as bf16, packed; threaded as pack() is.
 void pack_bf16(const float* src, int ld, int rows, int cols, uint16_t* dst) {
-  auto row = [&](int r) { row_to_bf16(src + static_cast<size_t>(r) * ld, cols, dst + static_cast<size_t>(r) * cols); };
+  auto row = [&](int r) {
+    avx512::row_to_bf16(src + static_cast<size_t>(r) * ld, cols, dst + static_cast<size_t>(r) * cols);
+  };
   if (omp_get_level() > 0 || static_cast<size_t>(rows) * cols < (size_t{1} << 16)) {
     for (int r = 0; r < rows; ++r) row(r);
     return;
