@@ -49,7 +49,7 @@ class RecomputeDecoder final : public CausalDecoder<T> {
     const size_t L = static_cast<size_t>(length());
     logits_.resize(static_cast<size_t>(B) * V);
     kernels::copy_rows(all + (L - 1) * V, L * V, logits_.data(), V, B, V);  // each row's last position
-    return logits_on_host(logits_.data(), logits_.size(), host_logits_);
+    return host_view(logits_.data(), logits_.size(), host_logits_);
   }
 
   void reorder(const std::vector<int32_t>& rows) override {

@@ -32,15 +32,6 @@ class CausalDecoder {
   virtual int length() const = 0;  // positions per row so far
 };
 
-// The logits a decoder computed where the ops run, where the host reads them: themselves on the
-// CPU, a copy in `host` on a GPU.
-template <typename T>
-const T* logits_on_host(const T* logits, size_t n, std::vector<T>& host) {
-  if (!kernels::on_cuda()) return logits;
-  host = to_host(logits, n);
-  return host.data();
-}
-
 // A decoder over `model` (which must outlive it and be a causal LM): its cached decoder when
 // use_cache and the architecture has one, else the recompute decoder.
 template <typename T>

@@ -80,13 +80,11 @@ struct HeadOutput {
 template <typename T>
 std::vector<HeadOutput<T>> outputs_on_host(std::vector<HeadOutput<T>> outputs, std::vector<std::vector<T>>& storage) {
   if (!kernels::on_cuda()) return outputs;
-  storage.clear();
-  storage.reserve(outputs.size());
-  for (HeadOutput<T>& o : outputs) {
+  storage.resize(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
     size_t n = 1;
-    for (int64_t d : o.shape) n *= static_cast<size_t>(d);
-    storage.push_back(to_host(o.data, n));
-    o.data = storage.back().data();
+    for (int64_t d : outputs[i].shape) n *= static_cast<size_t>(d);
+    outputs[i].data = host_view(outputs[i].data, n, storage[i]);
   }
   return outputs;
 }

@@ -83,30 +83,30 @@ class StagedWrite {
   std::vector<E> staging_;
 };
 
-// n values of device memory read by the host: the memory itself on the CPU, a host copy made
-// at construction on a GPU. `src` is memory of `device` (by default the current one).
+// n values of `device`'s memory where the host reads them: the memory itself on the CPU, a copy
+// in `storage` (reused from call to call) on a GPU.
+template <typename E>
+const E* host_view(const E* src, size_t n, std::vector<E>& storage,
+                   kernels::Device device = kernels::current_device()) {
+  if (!device.is_cuda()) return src;
+  storage.resize(n);
+  kernels::copy_bytes(storage.data(), kernels::Device::cpu(), src, device, n * sizeof(E));
+  return storage.data();
+}
+
+// host_view with storage of its own: n values of device memory read by the host, copied at
+// construction on a GPU. `src` is memory of `device` (by default the current one).
 template <typename E>
 class StagedRead {
  public:
-  StagedRead(const E* src, size_t n, kernels::Device device = kernels::current_device()) : src_(src) {
-    if (!device.is_cuda()) return;
-    staging_.resize(n);
-    kernels::copy_bytes(staging_.data(), kernels::Device::cpu(), src, device, n * sizeof(E));
-  }
+  StagedRead(const E* src, size_t n, kernels::Device device = kernels::current_device())
+      : data_(host_view(src, n, staging_, device)) {}
   StagedRead(const Buffer<E>& src, size_t offset, size_t n) : StagedRead(src.data() + offset, n, src.device()) {}
-  const E* data() const { return staging_.empty() ? src_ : staging_.data(); }
+  const E* data() const { return data_; }
 
  private:
-  const E* src_;
-  std::vector<E> staging_;
+  std::vector<E> staging_;  // first: data_ may point into it
+  const E* data_;
 };
-
-// A whole device array as a host vector (always a copy).
-template <typename E>
-std::vector<E> to_host(const E* src, size_t n, kernels::Device device = kernels::current_device()) {
-  std::vector<E> v(n);
-  kernels::copy_bytes(v.data(), kernels::Device::cpu(), src, device, n * sizeof(E));
-  return v;
-}
 
 }  // namespace strata

@@ -80,7 +80,7 @@ class HostStates {
   explicit HostStates(Optimizer<float>& opt) {
     for (auto& [kind, buf] : opt.state_buffers()) {
       states_.push_back({kind, buf, {}});
-      if (buf->device().is_cuda()) states_.back().copy = to_host(buf->data(), buf->size(), buf->device());
+      host_view(buf->data(), buf->size(), states_.back().copy, buf->device());  // a copy on a GPU only
     }
   }
   size_t size() const { return states_.size(); }

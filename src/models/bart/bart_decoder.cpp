@@ -49,7 +49,7 @@ const T* BartDecoder<T>::append(const int32_t* ids, int n) {
   len_ += n;
   last_new_positions(x, B_, n, C, last_rows_, last_);
   m_.lm_head_forward(last_.data(), B_, logits_);
-  return logits_on_host(m_.whole_vocabulary(logits_.data(), B_, whole_), static_cast<size_t>(B_) * V, host_logits_);
+  return host_view(m_.whole_vocabulary(logits_.data(), B_, whole_), static_cast<size_t>(B_) * V, host_logits_);
 }
 
 template <typename T>

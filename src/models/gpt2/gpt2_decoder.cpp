@@ -50,7 +50,7 @@ const T* Gpt2Decoder<T>::append(const int32_t* ids, int n) {
   nn::layernorm_forward(m_.ln_f_, f, last_.data(), final_.data(), mean_.data(), rstd_.data(), B_);
   logits_.resize(static_cast<size_t>(B_) * V);
   nn::linear_forward(m_.lm_head_, f, final_.data(), logits_.data(), B_);
-  return logits_on_host(logits_.data(), logits_.size(), host_logits_);
+  return host_view(logits_.data(), logits_.size(), host_logits_);
 }
 
 template <typename T>

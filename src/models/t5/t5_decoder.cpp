@@ -53,7 +53,7 @@ const T* T5Decoder<T>::append(const int32_t* ids, int n) {
   m_.finish(m_.dec_stack_, last_hidden_.data(), B_, off, last_);
   const T* logits = m_.lm_head_forward(last_.out.data(), B_, scaled_, logits_);
   const size_t V = static_cast<size_t>(m_.config().vocab_size);
-  return logits_on_host(m_.whole_vocabulary(logits, B_, whole_), B_ * V, host_logits_);
+  return host_view(m_.whole_vocabulary(logits, B_, whole_), B_ * V, host_logits_);
 }
 
 template <typename T>
