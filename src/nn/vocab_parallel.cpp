@@ -7,8 +7,7 @@ namespace strata::nn {
 namespace {
 // Each id of the slice as a row of the local table; -1 (skipped) for the others and skip_id.
 void local_rows(const VocabSlice& s, const int32_t* ids, int N, Buffer<int32_t>& out, int skip_id = -1) {
-  if (out.device() != kernels::current_device()) out = Buffer<int32_t>(0, kernels::current_device());
-  out.resize(static_cast<size_t>(N));
+  resize_on_current_device(out, static_cast<size_t>(N));
   kernels::slice_ids(ids, N, s.v0, s.rows, skip_id, out.data());
 }
 }  // namespace

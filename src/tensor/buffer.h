@@ -59,4 +59,12 @@ class Buffer {
   size_t capacity_ = 0;
 };
 
+// Sizes b to n values on the current device: a buffer made while another device was current
+// (the CPU, before a run chose its GPU) starts again there, empty.
+template <typename T>
+void resize_on_current_device(Buffer<T>& b, size_t n) {
+  if (b.device() != kernels::current_device()) b = Buffer<T>(0, kernels::current_device());
+  b.resize(n);
+}
+
 }  // namespace strata

@@ -24,8 +24,7 @@ class DeviceArray {
   // the CPU, where nothing is copied.
   const E* upload(const std::vector<E>& v) {
     if (!kernels::on_cuda()) return data_ = v.data();
-    if (!device_.device().is_cuda()) device_ = Buffer<E>(0, kernels::current_device());
-    device_.resize(v.size());
+    resize_on_current_device(device_, v.size());
     kernels::copy_bytes(device_.data(), device_.device(), v.data(), kernels::Device::cpu(), v.size() * sizeof(E));
     return data_ = v.empty() ? nullptr : device_.data();
   }
@@ -47,8 +46,7 @@ class DeviceResult {
   E* on_device(size_t n) {
     host_.resize(n);
     if (!kernels::on_cuda()) return host_.data();
-    if (!device_.device().is_cuda()) device_ = Buffer<E>(0, kernels::current_device());
-    device_.resize(n);
+    resize_on_current_device(device_, n);
     return device_.data();
   }
   // The values, after the op (one copy on a GPU).

@@ -54,28 +54,11 @@ std::atomic<MatmulPrecision> g_precision{MatmulPrecision::Fp32};
 std::atomic<MatmulPath> g_path{MatmulPath::Emulated};
 std::atomic<bool> g_tf32{false};  // read by the GPU's products only (kernels/cuda/gemm.cu)
 
-// Rows x cols of src (row stride ld) into dst, packed, each value converted by `cvt`. Threaded
-// over rows where no team runs yet.
-template <typename E, typename Convert>
-void pack(const float* src, int ld, int rows, int cols, E* dst, Convert cvt) {
-  auto row = [&](int r) {
-    const float* s = src + static_cast<size_t>(r) * ld;
-    E* d = dst + static_cast<size_t>(r) * cols;
-    for (int c = 0; c < cols; ++c) d[c] = cvt(s[c]);
-  };
-  if (omp_get_level() > 0 || static_cast<size_t>(rows) * cols < (size_t{1} << 16)) {
-    for (int r = 0; r < rows; ++r) row(r);
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < rows; ++r) row(r);
-}
-
-// Rows x cols of src (row stride ld) into dst as bf16, packed; threaded as pack() is.
-void pack_bf16(const float* src, int ld, int rows, int cols, uint16_t* dst) {
-  auto row = [&](int r) {
-    avx512::row_to_bf16(src + static_cast<size_t>(r) * ld, cols, dst + static_cast<size_t>(r) * cols);
-  };
+// Rows x cols of src (row stride ld) into dst, packed, each row converted by
+// convert_row(src row, cols, dst row). Threaded over rows where no team runs yet.
+template <typename E, typename ConvertRow>
+void pack(const float* src, int ld, int rows, int cols, E* dst, ConvertRow convert_row) {
+  auto row = [&](int r) { convert_row(src + static_cast<size_t>(r) * ld, cols, dst + static_cast<size_t>(r) * cols); };
   if (omp_get_level() > 0 || static_cast<size_t>(rows) * cols < (size_t{1} << 16)) {
     for (int r = 0; r < rows; ++r) row(r);
     return;
@@ -241,17 +224,19 @@ void half_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* 
     thread_local std::vector<float> a, b;
     a.resize(static_cast<size_t>(sa.rows) * sa.cols);
     b.resize(static_cast<size_t>(sb.rows) * sb.cols);
-    const Rounding round = rounding(g_precision);
-    pack(A, lda, sa.rows, sa.cols, a.data(), round);
-    pack(B, ldb, sb.rows, sb.cols, b.data(), round);
+    auto round_row = [p = g_precision.load()](const float* x, int n, float* y) {
+      round_to_precision(p, x, y, static_cast<size_t>(n));
+    };
+    pack(A, lda, sa.rows, sa.cols, a.data(), round_row);
+    pack(B, ldb, sb.rows, sb.cols, b.data(), round_row);
     plain_gemm(ta, tb, M, N, K, alpha, a.data(), sa.cols, b.data(), sb.cols, beta, C, ldc);
     return;
   }
   thread_local std::vector<uint16_t> a, b;
   a.resize(static_cast<size_t>(sa.rows) * sa.cols);
   b.resize(static_cast<size_t>(sb.rows) * sb.cols);
-  pack_bf16(A, lda, sa.rows, sa.cols, a.data());
-  pack_bf16(B, ldb, sb.rows, sb.cols, b.data());
+  pack(A, lda, sa.rows, sa.cols, a.data(), avx512::row_to_bf16);
+  pack(B, ldb, sb.rows, sb.cols, b.data(), avx512::row_to_bf16);
   if (whole_product(true)) {
     bf16_matmul(ta, tb, M, N, K, alpha, a.data(), sa.cols, b.data(), sb.cols, beta, C, ldc);
     return;
