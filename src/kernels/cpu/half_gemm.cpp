@@ -216,9 +216,11 @@ void round_to_precision(MatmulPrecision p, const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = round(x[i]);
 }
 
-void half_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-               float beta, float* C, int ldc) {
-  if (M == 0 || N == 0) return;
+namespace {
+
+// One product whose operands fit the conversion buffers.
+void converted_product(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                       int ldb, float beta, float* C, int ldc) {
   const Stored sa = stored(ta, M, K), sb = stored(tb, K, N);
   if (g_path == MatmulPath::Emulated) {
     thread_local std::vector<float> a, b;
@@ -245,6 +247,53 @@ void half_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* 
                 [&](int m, int n, const uint16_t* at, int lat, const uint16_t* bt, int lbt, float* c) {
                   bf16_matmul(ta, tb, m, n, K, alpha, at, lat, bt, lbt, beta, c, ldc);
                 });
+}
+
+// The most values a product converts at once (both operands). The buffers they go to stay
+// allocated at their largest, so a product with bigger operands runs in parts: unbounded,
+// GPT-2's LM head (a [50257, 768] weight, a [B*T, 50257] logit gradient) kept 100-180 MiB of
+// them, more than bf16 saved activations free. Measured on a 2-core Zen 4 (bench_train_step,
+// DistilBERT / BERT / GPT-2 steps) with caps of 2^19 to 2^22 values: 2^21 (4 MiB of bf16)
+// is as fast as unbounded or faster (the parts' operands stay in cache: DistilBERT b8 7%),
+// 2^20 loses up to 25% and 2^19 up to 60% (parts too small for the library's blocking).
+constexpr size_t kMostConverted = size_t{1} << 21;
+// K is split no shorter than this: shorter parts would re-read C more than they save.
+constexpr int kShortestK = 1024;
+
+// Splits a product by shape alone (the same parts on every run and thread count): along K
+// while it is long (both operands shrink; the parts accumulate into C in fp32, beta applied
+// by the first), else along M or N, whichever operand is larger (the other is converted
+// again for each part).
+void bounded_product(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                     int ldb, float beta, float* C, int ldc) {
+  const size_t a = static_cast<size_t>(M) * K, b = static_cast<size_t>(K) * N;
+  if (a + b <= kMostConverted) return converted_product(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (K / 2 >= kShortestK) {
+    const int k = K / 2;  // op(A)'s columns / op(B)'s rows k..
+    bounded_product(ta, tb, M, N, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    bounded_product(ta, tb, M, N, K - k, alpha, ta ? A + static_cast<size_t>(k) * lda : A + k, lda,
+                    tb ? B + k : B + static_cast<size_t>(k) * ldb, ldb, 1.f, C, ldc);
+  } else if (a >= b && M > 1) {
+    const int m = M / 2;  // op(A)'s rows and C's rows m..
+    bounded_product(ta, tb, m, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    bounded_product(ta, tb, M - m, N, K, alpha, ta ? A + m : A + static_cast<size_t>(m) * lda, lda, B, ldb, beta,
+                    C + static_cast<size_t>(m) * ldc, ldc);
+  } else if (N > 1) {
+    const int n = N / 2;  // op(B)'s columns and C's columns n..
+    bounded_product(ta, tb, M, n, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    bounded_product(ta, tb, M, N - n, K, alpha, A, lda, tb ? B + static_cast<size_t>(n) * ldb : B + n, ldb, beta,
+                    C + n, ldc);
+  } else {
+    converted_product(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+}
+
+}  // namespace
+
+void half_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+               float beta, float* C, int ldc) {
+  if (M == 0 || N == 0) return;
+  bounded_product(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace strata::kernels
