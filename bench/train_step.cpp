@@ -126,7 +126,9 @@ Result run_config(const Config& c, int steps, int warmup) {
   oc.lr = 5e-5;
   oc.weight_decay = 0.01;
   Optimizer<float> opt(oc, model.table());
-  const std::unique_ptr<ModelState> acts = model.new_state();
+  nn::ActivationPolicy policy;  // as strata train keeps activations under this precision
+  policy.products = kernels::matmul_precision();
+  const std::unique_ptr<ModelState> acts = model.new_state(policy);
   std::vector<double> ms, fwd, bwd, upd;
   double loss = 0;
   auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };

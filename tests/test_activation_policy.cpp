@@ -15,7 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/albert/albert_model.h"
 #include "models/bart/bart_model.h"
+#include "models/bert/encoder_model.h"
+#include "models/gpt2/gpt2_model.h"
 #include "models/batch_checks.h"
 #include "models/memory_estimate.h"
 #include "models/registry.h"
@@ -23,6 +26,7 @@
 #include "tensor/file_pool.h"
 #include "test_util_fs.h"
 #include "test_util_model.h"
+#include "train/mixed_precision.h"
 #include "train/optimizer.h"
 
 namespace strata {
@@ -182,6 +186,25 @@ TEST_P(ActivationPolicies, TwoStagesWithTheirOwnStatesTrainBitIdentically) {
   expect_identical(train(GetParam(), policy(2, true), last), plain);
 }
 
+// Under bf16 / fp16 products the blocks keep their product inputs (q|k|v, contexts, normalised
+// inputs) in 16 bits: the same bits as keeping them whole, under every policy, for two
+// stages, and with an evaluation between steps writing into the halved records.
+TEST_P(ActivationPolicies, ProductInputsKeptInHalfPrecisionTrainBitIdentically) {
+  for (const kernels::MatmulPrecision p : {kernels::MatmulPrecision::Bf16, kernels::MatmulPrecision::Fp16}) {
+    SCOPED_TRACE(kernels::precision_name(p));
+    const MatmulPrecisionScope products(p, kernels::MatmulPath::Emulated);
+    const TrainRun whole = train(GetParam(), {});  // policy: fp32, inputs kept whole
+    for (const auto& [every, offload] :
+         std::vector<std::pair<int, bool>>{{0, false}, {1, false}, {2, false}, {0, true}, {2, true}}) {
+      SCOPED_TRACE(testing::Message() << "checkpoint every " << every << (offload ? ", offloaded" : ""));
+      nn::ActivationPolicy halved = policy(every, offload);
+      halved.products = p;
+      expect_identical(train(GetParam(), halved), whole);
+      if (every == 2 && offload) expect_identical(train(GetParam(), halved, 3), whole);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Architectures, ActivationPolicies,
                          testing::Values("bert", "roberta", "distilbert", "albert", "gpt2", "bart", "t5"),
                          [](const auto& info) { return info.param; });
@@ -196,7 +219,7 @@ TEST(ActivationPolicies, DropoutMasksDifferPerStepSoTheComparisonHasTeeth) {
 // block_footprint's counts for 5 blocks, each saving S values besides its output, B between blocks.
 TEST(ActivationFootprint, CountsWhatEachPolicyHolds) {
   const size_t S = 1000, B = 10;
-  auto f = [&](int every, bool offload) { return nn::block_footprint(policy(every, offload), 0, 5, S, B); };
+  auto f = [&](int every, bool offload) { return nn::block_footprint(policy(every, offload), 0, 5, nn::BlockSaved{S}, B); };
   // Kept: 4 block inputs + hand-off + output, 5 saved states.
   EXPECT_EQ(f(0, false).resident, 6 * B + 5 * S);
   EXPECT_EQ(f(0, false).offloaded, 0u);
@@ -216,44 +239,78 @@ TEST(ActivationFootprint, CountsWhatEachPolicyHolds) {
   EXPECT_EQ(f(2, false).inference, B);
   EXPECT_EQ(f(0, true).inference, 2 * B);
   // A range past the first block: its first record reads the caller's input.
-  EXPECT_EQ(nn::block_footprint(policy(0, false), 3, 5, S, B).resident, 3 * B + 2 * S);
+  EXPECT_EQ(nn::block_footprint(policy(0, false), 3, 5, nn::BlockSaved{S}, B).resident, 3 * B + 2 * S);
 }
 
-// An encoder-decoder keeps each stack's blocks in a BlockActivations of its own: after a
-// training step with targets as long as the sources (the estimate's one length), and after an
-// evaluation pass, each holds what block_footprint counts for its blocks, under every policy.
-template <typename State>
-std::pair<size_t, size_t> held_by_stacks(const ModelState& state) {
-  const auto& s = static_cast<const State&>(state);
-  return {s.enc.held_values(), s.dec.held_values()};
+// After a training step (encoder-decoders: targets as long as the sources, the estimate's one
+// length) and after an evaluation pass, the blocks hold what block_footprint counts for them,
+// under every policy, with product inputs whole (fp32) and halved (bf16). An encoder-decoder
+// keeps each stack's blocks in a BlockActivations of its own.
+std::pair<size_t, size_t> held_by_blocks(const std::string& arch, const ModelState& state) {
+  if (arch == "bart") {
+    const auto& s = static_cast<const BartState<float>&>(state);
+    return {s.enc.held_values(), s.dec.held_values()};
+  }
+  if (arch == "t5") {
+    const auto& s = static_cast<const T5State<float>&>(state);
+    return {s.enc.held_values(), s.dec.held_values()};
+  }
+  if (arch == "gpt2") return {static_cast<const Gpt2State<float>&>(state).blocks.held_values(), 0};
+  if (arch == "albert") return {static_cast<const AlbertState<float>&>(state).applications.held_values(), 0};
+  return {static_cast<const EncoderState<float>&>(state).blocks.held_values(), 0};
 }
 
-TEST(ActivationFootprint, AnEncoderDecodersStacksHoldWhatTheEstimateCounts) {
-  for (const std::string arch : {"bart", "t5"})
-    for (const auto& [every, offload] :
-         std::vector<std::pair<int, bool>>{{0, false}, {1, false}, {2, false}, {0, true}, {2, true}}) {
-      SCOPED_TRACE(testing::Message() << arch << ", checkpoint every " << every << (offload ? ", offloaded" : ""));
-      const auto m = make_model<float>(parse_model_config(tiny_json(arch), arch + " config"));
-      test::init_perturbed(*m, 5);
-      const nn::ActivationPolicy p = policy(every, offload);
-      const auto state = m->new_state(p);
-      const Batch b = make_batch(m->config(), 10, /*Td=*/9);
-      const nn::DropoutCtx drop{true, 100};
-      m->forward(b, drop, *state);
-      m->loss(b, *state);
-      m->backward(b, drop, *state);
-      const Model<float>::ActivationTerms t = m->activation_terms(b.B, b.T);
-      const nn::ActivationFootprint enc = nn::block_footprint(p, 0, t.blocks, t.block_saved, t.boundary);
-      const nn::ActivationFootprint dec = nn::block_footprint(p, t.blocks, t.blocks + t.decoder_blocks,
-                                                              t.decoder_saved, t.decoder_boundary);
-      auto held = [&] {
-        return arch == "bart" ? held_by_stacks<BartState<float>>(*state) : held_by_stacks<T5State<float>>(*state);
-      };
-      EXPECT_EQ(held(), std::pair(enc.resident, dec.resident));
-      EXPECT_GE(state->offload_pool_bytes(), (enc.offloaded + dec.offloaded) * sizeof(float));
-      m->infer(b, *state);
-      EXPECT_EQ(held(), std::pair(enc.resident + enc.inference, dec.resident + dec.inference));
-    }
+TEST(ActivationFootprint, EveryArchitecturesBlocksHoldWhatTheEstimateCounts) {
+  for (const kernels::MatmulPrecision products : {kernels::MatmulPrecision::Fp32, kernels::MatmulPrecision::Bf16}) {
+    const MatmulPrecisionScope scope(products, kernels::MatmulPath::Emulated);
+    for (const std::string arch : {"bert", "distilbert", "albert", "gpt2", "bart", "t5"})
+      for (const auto& [every, offload] :
+           std::vector<std::pair<int, bool>>{{0, false}, {1, false}, {2, false}, {0, true}, {2, true}}) {
+        SCOPED_TRACE(testing::Message() << arch << " " << kernels::precision_name(products) << ", checkpoint every "
+                                        << every << (offload ? ", offloaded" : ""));
+        const auto m = make_model<float>(parse_model_config(tiny_json(arch), arch + " config"));
+        test::init_perturbed(*m, 5);
+        nn::ActivationPolicy p = policy(every, offload);
+        p.products = products;
+        const auto state = m->new_state(p);
+        const Batch b = make_batch(m->config(), 10, /*Td=*/9);
+        const nn::DropoutCtx drop{true, 100};
+        m->forward(b, drop, *state);
+        m->loss(b, *state);
+        m->backward(b, drop, *state);
+        const Model<float>::ActivationTerms t = m->activation_terms(b.B, b.T);
+        const nn::ActivationFootprint enc = nn::block_footprint(p, 0, t.blocks, t.block_saved, t.boundary);
+        const nn::ActivationFootprint dec = nn::block_footprint(p, t.blocks, t.blocks + t.decoder_blocks,
+                                                                t.decoder_saved, t.decoder_boundary);
+        EXPECT_EQ(held_by_blocks(arch, *state), std::pair(enc.resident, dec.resident));
+        EXPECT_GE(state->offload_pool_bytes(), (enc.offloaded + dec.offloaded) * sizeof(float));
+        m->infer(b, *state);
+        // (The encoders' and GPT-2's inference blocks run in buffers of their own: the
+        // estimate's inference term is the encoder-decoders' blocks' only.)
+        if (t.decoder_blocks > 0)
+          EXPECT_EQ(held_by_blocks(arch, *state),
+                    std::pair(enc.resident + enc.inference, dec.resident + dec.inference));
+      }
+  }
+}
+
+// Halving saves (products - halves) per block but the last, against the one full set kept.
+TEST(ActivationFootprint, HalvedProductInputsShrinkTheEstimate) {
+  nn::BlockSaved s{1000};
+  s.add_product_input(300);
+  s.add_product_input(101);  // odd: 51 floats of halves
+  EXPECT_EQ(s.products, 401u);
+  EXPECT_EQ(s.halves, 150u + 51u);
+  const size_t B = 10;
+  nn::ActivationPolicy whole = policy(0, false), half = whole;
+  half.products = kernels::MatmulPrecision::Bf16;
+  EXPECT_EQ(nn::block_footprint(whole, 0, 5, s, B).resident, 6 * B + 5 * 1000);
+  EXPECT_EQ(nn::block_footprint(half, 0, 5, s, B).resident, 6 * B + 5 * 1000 - 4 * (401 - 201));
+  EXPECT_NE(half.describe().find("product inputs in bf16"), std::string::npos) << half.describe();
+  // Every block recomputed: nothing is halved.
+  half.checkpoint_every = 1;
+  whole.checkpoint_every = 1;
+  EXPECT_EQ(nn::block_footprint(half, 0, 5, s, B).resident, nn::block_footprint(whole, 0, 5, s, B).resident);
 }
 
 TEST(ActivationFootprint, CheckpointingShrinksTheEstimateOfAGpt2) {

@@ -26,6 +26,7 @@
 #include "models/pretrained.h"
 #include "test_util_fs.h"
 #include "test_util_model.h"
+#include "train/mixed_precision.h"
 #include "train/optimizer.h"
 #include "util/error.h"
 
@@ -449,32 +450,40 @@ TEST(ModelsDeterminism, TrainingStepIsBitIdenticalForAnyThreadCount) {
 // reuses them after, so later steps allocate nothing on the device (on a GPU: nothing reaches
 // cudaMalloc, whose implicit synchronisation would stall the step).
 TEST(ModelsDeviceMemory, StepsAfterTheFirstAllocateNothing) {
-  for (const auto& [f, t, p] : {std::tuple{Family::Bert, Task::MaskedLM, ProblemType::Unset},
-                                std::tuple{Family::Roberta, Task::SequenceClassification, ProblemType::MultiLabel},
-                                std::tuple{Family::DistilBert, Task::SequenceClassification, ProblemType::Regression}}) {
-    SCOPED_TRACE(arch_name(f, t));
-    const ModelConfig c = tiny_config(f, t, p, 0.1f);
-    const Batch b = make_batch(c, 3, 12, 64);
-    EncoderModel<float> m(c);
-    m.init_weights(65);
-    EncoderState<float> acts;
-    OptimizerConfig oc;
-    oc.lr = 1e-3;
-    Optimizer<float> opt(oc, m.table());
-    auto step = [&](uint64_t seed) {
-      const nn::DropoutCtx drop{true, seed};
-      m.forward(b, drop, acts);
-      m.loss(b, acts);
-      m.grads().zero();
-      m.backward(b, drop, acts);
-      opt.step(m.params().data(), m.grads().data(), oc.lr);
-    };
-    step(1);
-    const uint64_t after_first = kernels::memory_stats(kernels::current_device()).allocations;
-    step(2);
-    step(3);
-    EXPECT_EQ(kernels::memory_stats(kernels::current_device()).allocations, after_first);
-  }
+  // Also with the product inputs kept in bf16 (nn/block_activations.h), whose full-width set
+  // moves between blocks, and after an evaluation pass that wrote into halved records.
+  for (const kernels::MatmulPrecision products : {kernels::MatmulPrecision::Fp32, kernels::MatmulPrecision::Bf16})
+    for (const auto& [f, t, p] : {std::tuple{Family::Bert, Task::MaskedLM, ProblemType::Unset},
+                                  std::tuple{Family::Roberta, Task::SequenceClassification, ProblemType::MultiLabel},
+                                  std::tuple{Family::DistilBert, Task::SequenceClassification, ProblemType::Regression}}) {
+      SCOPED_TRACE(arch_name(f, t) + " " + kernels::precision_name(products));
+      const MatmulPrecisionScope scope(products, kernels::MatmulPath::Emulated);
+      const ModelConfig c = tiny_config(f, t, p, 0.1f);
+      const Batch b = make_batch(c, 3, 12, 64);
+      EncoderModel<float> m(c);
+      m.init_weights(65);
+      nn::ActivationPolicy policy;
+      policy.products = products;
+      EncoderState<float> acts(policy);
+      OptimizerConfig oc;
+      oc.lr = 1e-3;
+      Optimizer<float> opt(oc, m.table());
+      auto step = [&](uint64_t seed) {
+        const nn::DropoutCtx drop{true, seed};
+        m.forward(b, drop, acts);
+        m.loss(b, acts);
+        m.grads().zero();
+        m.backward(b, drop, acts);
+        opt.step(m.params().data(), m.grads().data(), oc.lr);
+      };
+      step(1);
+      m.infer(b, acts);
+      step(2);
+      const uint64_t after_second = kernels::memory_stats(kernels::current_device()).allocations;
+      step(3);
+      step(4);
+      EXPECT_EQ(kernels::memory_stats(kernels::current_device()).allocations, after_second);
+    }
 }
 
 // ---- the CLI on the Hugging Face fixtures ----------------------------------------------

@@ -322,7 +322,7 @@ TEST(PipelineMemoryPlan, AnEncoderDecodersStagesAddUpToTheWholeModel) {
       activations += plan_stage_memory(*m, stage_share(*m, st, s, PipelineKind::Interleaved, rows, 1), T, 1, 0, 25, 2)
                          .activations;
     const Model<float>::ActivationTerms t = m->activation_terms(rows, T);
-    EXPECT_GT(t.decoder_saved, t.block_saved);  // a decoder block's two attentions
+    EXPECT_GT(t.decoder_saved.saved, t.block_saved.saved);  // a decoder block's two attentions
     EXPECT_EQ(activations, whole.activations + (t.boundary + t.decoder_boundary) * sizeof(float));
   }
 }

@@ -51,7 +51,9 @@ int run_step(const StepOptions& a, double loss_scale = 1) {
     fail(batch_path, ": '", qa ? "start_positions" : "labels",
          "' is missing; strata step needs targets to compute a loss and gradients");
 
-  const std::unique_ptr<ModelState> state = model->new_state();
+  nn::ActivationPolicy policy;  // as training keeps activations under this precision
+  policy.products = kernels::matmul_precision();
+  const std::unique_ptr<ModelState> state = model->new_state(policy);
   const nn::DropoutCtx no_dropout{false, 0};
   LossResult loss{};
   for (;; loss_scale /= 2) {

@@ -66,6 +66,15 @@ void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int3
                     [&] { emulated::ArgumentCheck{"slice_ids"}(ids, out); });
 }
 
+void to_half(MatmulPrecision p, const float* x, uint16_t* y, size_t n) {
+  on_current_device([&] { cpu::to_half(p, x, y, n); }, [&] { cuda::to_half(p, x, y, n); },
+                    [&] { emulated::ArgumentCheck{"to_half"}(x, y); });
+}
+void from_half(MatmulPrecision p, const uint16_t* x, float* y, size_t n) {
+  on_current_device([&] { cpu::from_half(p, x, y, n); }, [&] { cuda::from_half(p, x, y, n); },
+                    [&] { emulated::ArgumentCheck{"from_half"}(x, y); });
+}
+
 // Explicit instantiations: the list's T spelled float, then double.
 #define STRATA_OP(ret, name, params, args) template ret name<T> params;
 #define T float

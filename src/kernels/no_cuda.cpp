@@ -50,6 +50,8 @@ size_t attention_saved_size(const AttentionShape&) { no_gpu("kernels::attention_
 void cast(const float*, double*, size_t) { no_gpu("kernels::cast"); }
 void cast(const double*, float*, size_t) { no_gpu("kernels::cast"); }
 void slice_ids(const int32_t*, int, int, int, int, int32_t*) { no_gpu("kernels::slice_ids"); }
+void to_half(MatmulPrecision, const float*, uint16_t*, size_t) { no_gpu("kernels::to_half"); }
+void from_half(MatmulPrecision, const uint16_t*, float*, size_t) { no_gpu("kernels::from_half"); }
 
 }  // namespace strata::kernels::cuda
 #endif

@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/matmul_precision.h"
+
 namespace strata::kernels {
 
 // ---- threads -------------------------------------------------------------------------
@@ -279,6 +281,11 @@ void cast(const From* src, To* dst, size_t n);
 // `first` and ids[i] != skip_id (-1: none), else -1, for i < n: token ids as rows of this
 // rank's slice of a vocabulary-parallel table (nn/vocab_parallel.h).
 void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out);
+// y[i] = x[i] rounded to p (Bf16 or Fp16), nearest-even, as a mixed-precision product rounds
+// its inputs (kernels/matmul_precision.h), stored in p's 16 bits, for i < n; and back, exactly.
+// Activations that backward reads only as product inputs are kept so (nn/block_activations.h).
+void to_half(MatmulPrecision p, const float* x, uint16_t* y, size_t n);
+void from_half(MatmulPrecision p, const uint16_t* x, float* y, size_t n);
 
 // ---- small helpers -------------------------------------------------------------------
 template <typename T>

@@ -176,13 +176,17 @@ class Model {
   // ---- memory ----
   // What a training forward keeps for backward, for a batch of B sequences of length T: the
   // values outside the blocks (embeddings, head), and per block what its backward reads
-  // besides its input (`block_saved`) and the hidden state passed between blocks (`boundary`).
+  // besides its input (`block_saved`, with its product inputs) and the hidden state passed
+  // between blocks (`boundary`).
   // `blocks` counts layer applications (ALBERT repeats a shared layer). An encoder-decoder's
   // `blocks` are its encoder's; its decoder's follow, with their own terms.
   struct ActivationTerms {
-    size_t outside, block_saved, boundary;
+    size_t outside;
+    nn::BlockSaved block_saved;
+    size_t boundary;
     int blocks;
-    size_t decoder_saved = 0, decoder_boundary = 0;
+    nn::BlockSaved decoder_saved = {};
+    size_t decoder_boundary = 0;
     int decoder_blocks = 0;
   };
   virtual ActivationTerms activation_terms(int B, int T_) const = 0;

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <string>
 
+#include "kernels/matmul_precision.h"
+
 namespace strata::nn {
 
 struct ActivationPolicy {
@@ -19,6 +21,13 @@ struct ActivationPolicy {
   // offload pool (tensor/file_pool.h), created in offload_dir.
   bool offload = false;
   std::string offload_dir = "/tmp";
+  // The precision the products run in (kernels/matmul_precision.h), set as the run sets it.
+  // Under bf16 / fp16 a block's activations that backward reads only as inputs of products
+  // (its Saved's product_inputs()) are kept in that type, half their bytes: the products round
+  // them to it anyway, so backward reads the values it would have read (nn/block_activations.h).
+  kernels::MatmulPrecision products = kernels::MatmulPrecision::Fp32;
+
+  bool halves_product_inputs() const { return products != kernels::MatmulPrecision::Fp32; }
 
   bool checkpointed(int block) const { return checkpoint_every > 0 && block % checkpoint_every == 0; }
   // "kept", "recomputed every 2nd block, offloaded to /tmp", ...: for the memory plan.
@@ -40,8 +49,21 @@ struct ActivationFootprint {
   }
 };
 
-// Blocks [first, end), each saving `saved` values for backward besides its output, with
-// `boundary` values (B*T*C) passed between blocks.
-ActivationFootprint block_footprint(const ActivationPolicy& p, int first, int end, size_t saved, size_t boundary);
+// What a block saves for backward besides its output: `saved` values, of which `products` are
+// product inputs (ActivationPolicy::products), which take `halves` values of the saved type
+// when kept in 16 bits (two to a float; each buffer rounded up to whole floats).
+struct BlockSaved {
+  size_t saved = 0, products = 0, halves = 0;
+  // One product-input buffer of n values.
+  void add_product_input(size_t n) {
+    products += n;
+    halves += (n + 1) / 2;
+  }
+};
+
+// Blocks [first, end), each saving `s` for backward, with `boundary` values (B*T*C) passed
+// between blocks.
+ActivationFootprint block_footprint(const ActivationPolicy& p, int first, int end, const BlockSaved& s,
+                                    size_t boundary);
 
 }  // namespace strata::nn

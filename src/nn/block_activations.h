@@ -17,15 +17,27 @@
 //                   the ring.
 // Offloading a checkpointed block moves its input only.
 //
-// Saved must have a Buffer<T> `out` (the block's output, unused by backward) and
-// `for_backward()`, the list of every other buffer.
+// Under bf16 / fp16 products (ActivationPolicy::products) a record keeps the buffers that
+// backward reads only as inputs of products (Saved::product_inputs(): q|k|v, the attention
+// context, ...) in that type, half their bytes (kernels::to_half; two values to a T). The
+// products round them to it anyway, so backward, which widens them back (exactly), reads the
+// values it would have read: results are bit for bit the same. One full-width set of those
+// buffers exists for all blocks: lent to the block whose forward or backward runs, kept by
+// the range's last block (whose backward comes first), spare in between. So the blocks but
+// the last save those values in half the memory, with no copy of a layer's worth more.
+//
+// Saved must have a Buffer<T> `out` (the block's output, unused by backward),
+// `for_backward()`, the list of every other buffer, and `product_inputs()`, those of them
+// that backward reads only as inputs of products.
 #pragma once
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "kernels/ops.h"
 #include "nn/activation_policy.h"
 #include "tensor/buffer.h"
 #include "tensor/offload_tier.h"
@@ -62,9 +74,17 @@ class BlockActivations {
       // block i's backward runs.
       if (i - 1 >= first_ && offloaded(i - 1)) fetch(i - 1);
     }
-    if (!policy_.checkpointed(i)) return record(i).saved;
-    fn(i, input(i), work_);
-    return work_;
+    if (policy_.checkpointed(i)) {
+      fn(i, input(i), work_);
+      return work_;
+    }
+    Record& r = record(i);
+    if (halved(i)) {  // the full set moves here from the block whose backward ran before
+      reclaim_full_set();
+      lend_full_set(i);
+      widen(r);
+    }
+    return r.saved;
   }
 
   // Inference runs blocks through these two in turn (j = 0, 1, 2, ...), chosen among what
@@ -89,7 +109,9 @@ class BlockActivations {
     for (const Record& r : records_) {
       n += r.input.size();
       add(r.saved);
+      for (const Buffer<T>& h : r.halves) n += h.size();
     }
+    for (const Buffer<T>& b : spare_) n += b.size();
     add(work_);
     return n;
   }
@@ -98,6 +120,9 @@ class BlockActivations {
   struct Record {
     Buffer<T> input;
     Saved saved;
+    // Under half products: saved.product_inputs() in 16 bits, and how many values each has.
+    std::vector<Buffer<T>> halves;
+    std::vector<size_t> counts;
   };
   struct Region {  // one record in the pool: per buffer of record_buffers(), its place and size
     std::vector<std::byte*> at;
@@ -106,6 +131,11 @@ class BlockActivations {
 
   void begin_forward(int first, int end, const T* input) {
     if (tier_) tier_->begin_pass();  // after the copies of an earlier pass that never ran backward
+    // Only while the products round to the type the records keep (a pipeline's evaluation
+    // may run in another precision than training: it keeps them whole).
+    half_ = std::is_same_v<T, float> && policy_.halves_product_inputs() &&
+            kernels::matmul_precision() == policy_.products;
+    reclaim_full_set();  // before records_ may move
     first_ = first;
     end_ = end;
     first_input_ = input;
@@ -122,11 +152,16 @@ class BlockActivations {
   template <typename Fn>
   void forward_block(int i, Fn& fn) {
     Saved& t = target(i);
+    if (half_ && !policy_.checkpointed(i)) lend_full_set(i);  // the last block keeps it
     // The hand-off buffer is lent as the block's output, so the output is written in place
     // and then handed to the next record (or kept as the range's output) without a copy.
     std::swap(t.out, handoff_);
     fn(i, input(i), t);
     std::swap(t.out, handoff_);
+    if (halved(i)) {
+      halve(record(i));
+      reclaim_full_set();
+    }
     if (i + 1 < end_) {
       if (policy_.offload) tier_->wait(slot(i + 1));  // the slot's last record is in the pool
       std::swap(record(i + 1).input, handoff_);
@@ -140,19 +175,67 @@ class BlockActivations {
   }
 
   bool offloaded(int i) const { return policy_.offload && i + 2 < end_; }
+  bool halved(int i) const { return half_ && !policy_.checkpointed(i) && i + 1 < end_; }
   size_t slot(int i) const { return static_cast<size_t>(i - first_) % 2; }
   Record& record(int i) { return records_[policy_.offload ? slot(i) : static_cast<size_t>(i - first_)]; }
   const Record& record(int i) const { return const_cast<BlockActivations*>(this)->record(i); }
   Saved& target(int i) { return policy_.checkpointed(i) ? work_ : record(i).saved; }
 
   // What record i holds: its input unless it is the range's first, and its saved state
-  // unless it is recomputed.
+  // unless it is recomputed (its product inputs as halves if halved).
   std::vector<Buffer<T>*> record_buffers(int i) {
     std::vector<Buffer<T>*> bufs;
-    if (i > first_) bufs.push_back(&record(i).input);
-    if (!policy_.checkpointed(i))
-      for (Buffer<T>* b : record(i).saved.for_backward()) bufs.push_back(b);
+    Record& r = record(i);
+    if (i > first_) bufs.push_back(&r.input);
+    if (policy_.checkpointed(i)) return bufs;
+    const auto products = r.saved.product_inputs();
+    for (Buffer<T>* b : r.saved.for_backward())
+      if (!halved(i) || std::find(products.begin(), products.end(), b) == products.end()) bufs.push_back(b);
+    if (halved(i))
+      for (Buffer<T>& h : r.halves) bufs.push_back(&h);
     return bufs;
+  }
+
+  // ---- half product inputs -----------------------------------------------------------
+  static uint16_t* as_halves(Buffer<T>& b) { return reinterpret_cast<uint16_t*>(b.data()); }
+
+  // Record i's product inputs become the full set (unless they hold storage already, as the
+  // block that last ran backward does at the next forward: then the spare one is freed).
+  void lend_full_set(int i) {
+    const auto products = record(i).saved.product_inputs();
+    if (spare_.size() < products.size()) spare_.resize(products.size());
+    for (size_t k = 0; k < products.size(); ++k)
+      if (products[k]->data() == nullptr) std::swap(*products[k], spare_[k]);
+    holder_ = i;
+  }
+  // The set back to spare from the record it was lent to (if any); a second full-width buffer
+  // (an inference pass wrote into a halved record) is freed.
+  void reclaim_full_set() {
+    if (holder_ < 0) return;
+    const auto products = record(holder_).saved.product_inputs();
+    for (size_t k = 0; k < products.size(); ++k) {
+      if (spare_[k].data() == nullptr) std::swap(*products[k], spare_[k]);
+      else *products[k] = Buffer<T>(0, products[k]->device());
+    }
+    holder_ = -1;
+  }
+  void halve(Record& r) {
+    const auto products = r.saved.product_inputs();
+    r.halves.resize(products.size());
+    r.counts.resize(products.size());
+    for (size_t k = 0; k < products.size(); ++k) {
+      r.counts[k] = products[k]->size();
+      resize_on_current_device(r.halves[k], (r.counts[k] + 1) / 2);
+      if constexpr (std::is_same_v<T, float>)
+        kernels::to_half(policy_.products, products[k]->data(), as_halves(r.halves[k]), r.counts[k]);
+    }
+  }
+  void widen(Record& r) {
+    const auto products = r.saved.product_inputs();
+    for (size_t k = 0; k < products.size(); ++k) {
+      products[k]->resize(r.counts[k]);
+      if constexpr (std::is_same_v<T, float>) kernels::from_half(policy_.products, as_halves(r.halves[k]), products[k]->data(), r.counts[k]);
+    }
   }
 
   void copy_out(int i) {
@@ -185,6 +268,10 @@ class BlockActivations {
   std::vector<Record> records_;  // per block of the range; with offloading, the ring of two
   Saved work_;                   // checkpointed blocks run here
   Buffer<T> handoff_, out_;
+  // half product inputs
+  bool half_ = false;
+  std::vector<Buffer<T>> spare_;  // the full set while no record holds it
+  int holder_ = -1;               // the block whose record holds it (-1: spare_ does)
   // offloading
   std::vector<Region> regions_;  // per block of the range
   std::unique_ptr<OffloadTier> tier_;  // last: its copies use the buffers above, so it stops first

@@ -52,6 +52,8 @@ struct DecoderLayerSaved {
   Buffer<T> out;           // [N, C] (the next layer's input)
   // Every buffer backward reads: all but `out` (nn/block_activations.h moves these).
   std::array<Buffer<T>*, 9> for_backward() { return {&mean1, &rstd1, &qkv, &attn, &ctx, &h, &mean2, &rstd2, &pre}; }
+  // Those backward reads only as inputs of products: attention's q, k, v and the context.
+  std::array<Buffer<T>*, 2> product_inputs() { return {&qkv, &ctx}; }
   // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
   // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.
   // Attention's share is what the current device's op saves (kernels::attention_saved_size).

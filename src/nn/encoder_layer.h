@@ -49,6 +49,8 @@ struct EncoderLayerSaved {
   std::array<Buffer<T>*, 10> for_backward() {
     return {&qkv, &attn, &ctx, &h1, &mean1, &rstd1, &pre, &h2, &mean2, &rstd2};
   }
+  // Those backward reads only as inputs of products: attention's q, k, v and the context.
+  std::array<Buffer<T>*, 2> product_inputs() { return {&qkv, &ctx}; }
   // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
   // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.
   // Attention's share is what the current device's op saves (kernels::attention_saved_size).

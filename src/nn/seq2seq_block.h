@@ -37,6 +37,11 @@ struct Seq2SeqEncoderBlockSaved {
             &self_attn.h, &self_attn.mean, &self_attn.rstd, &self_attn.out, &ffn.normed, &ffn.pre, &ffn.lin,
             &ffn.h, &ffn.mean, &ffn.rstd};
   }
+  // Those backward reads only as inputs of products (the projections' normalised inputs, q,
+  // k, v, the context).
+  std::array<Buffer<T>*, 6> product_inputs() {
+    return {&self_attn.normed, &self_attn.q, &self_attn.k, &self_attn.v, &self_attn.ctx, &ffn.normed};
+  }
 };
 
 template <typename T>
@@ -51,6 +56,10 @@ struct Seq2SeqDecoderBlockSaved {
             &cross_attn.ctx,    &cross_attn.h,    &cross_attn.mean,  &cross_attn.rstd, &cross_attn.out,
             &ffn.normed,        &ffn.pre,         &ffn.lin,          &ffn.h,           &ffn.mean,
             &ffn.rstd};
+  }
+  std::array<Buffer<T>*, 11> product_inputs() {
+    return {&self_attn.normed,  &self_attn.q, &self_attn.k, &self_attn.v, &self_attn.ctx, &cross_attn.normed,
+            &cross_attn.q,      &cross_attn.k, &cross_attn.v, &cross_attn.ctx, &ffn.normed};
   }
 };
 

@@ -62,7 +62,7 @@ size_t single_stage_evaluation(const Model<float>& model, int B, int T, int Be, 
                                const nn::ActivationPolicy& policy) {
   auto written = [&](int rows, int seq) {
     const Model<float>::ActivationTerms t = model.activation_terms(rows, seq);
-    return t.outside + 3 * t.boundary + 2 * t.block_saved + model.loss_values(rows, seq);
+    return t.outside + 3 * t.boundary + 2 * t.block_saved.saved + model.loss_values(rows, seq);
   };
   const size_t trained = written(B, T), evaluated = written(Be, Te);
   return model.activation_values(Be, Te, policy).inference + model.gathered_output_values(Be, Te) +

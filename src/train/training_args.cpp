@@ -457,6 +457,8 @@ nn::ActivationPolicy activation_policy(const TrainingArguments& a) {
   nn::ActivationPolicy p;
   p.checkpoint_every = a.gradient_checkpointing ? a.gradient_checkpointing_every : 0;
   p.offload = a.offload_activations;
+  p.products = a.bf16 ? kernels::MatmulPrecision::Bf16 : a.fp16 ? kernels::MatmulPrecision::Fp16
+                                                                : kernels::MatmulPrecision::Fp32;
   const char* tmp = std::getenv("TMPDIR");
   if (tmp && *tmp) p.offload_dir = tmp;
   return p;

@@ -709,6 +709,24 @@ void data_cases() {
         for (size_t i = 0; i < n; ++i) d[i] = s[i], back[i] = static_cast<float>(d[i] * 1.0);
       }
     });
+    // Half storage and back: the values a mixed-precision product reads (round_to_precision),
+    // on values from below fp16's subnormals (2^-24) to 2^11 (the check takes an inf for an
+    // unwritten value, so fp16's overflow is left to MixedPrecisionKernels.RoundsToNearestEven).
+    std::vector<float> wide_range(x);
+    for (size_t i = 0; i < n; ++i) wide_range[i] = x[i] * std::ldexp(1.0f, static_cast<int>(i % 40) - 30);
+    for (const k::MatmulPrecision prec : {k::MatmulPrecision::Bf16, k::MatmulPrecision::Fp16}) {
+      check(std::string("to_half+from_half ") + k::precision_name(prec) + " " + sh, big, [&](Phase& p) {
+        uint16_t* h = p.in(std::vector<uint16_t>(n, 0));
+        float* back = p.out("back", n, true);
+        const float* s = p.in(wide_range);
+        if (p.gpu()) {
+          k::cuda::to_half(prec, s, h, n);
+          k::cuda::from_half(prec, h, back, n);
+        } else {
+          k::round_to_precision(prec, s, back, n);
+        }
+      });
+    }
   }
   const int N = 300;
   auto labels = randint(N, 0, 10);

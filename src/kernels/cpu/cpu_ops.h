@@ -19,5 +19,7 @@ size_t attention_saved_size(const AttentionShape& s);  // the probabilities, [B,
 template <typename From, typename To>
 void cast(const From* src, To* dst, size_t n);
 void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out);
+void to_half(MatmulPrecision p, const float* x, uint16_t* y, size_t n);
+void from_half(MatmulPrecision p, const uint16_t* x, float* y, size_t n);
 
 }  // namespace strata::kernels::cpu

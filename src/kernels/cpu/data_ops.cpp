@@ -1,10 +1,12 @@
-// Data movement on the CPU: plain loops. Large fills and copies split into fixed blocks over
+// Data movement on the CPU (and the half storage of product inputs): plain loops. Large fills and copies split into fixed blocks over
 // the OpenMP threads (memory bandwidth grows with cores); row moves split over rows, each row
 // written by one thread.
 #include <algorithm>
 
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "tensor/dtype.h"
+#include "util/error.h"
 
 namespace strata::kernels::cpu {
 
@@ -70,6 +72,27 @@ void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int3
     const int32_t r = ids[i] - first;
     out[i] = ids[i] != skip_id && r >= 0 && r < rows ? r : -1;
   }
+}
+
+// float_to_bf16 and bf16_to_float are branch-free: the compiler vectorises both loops.
+void to_half(MatmulPrecision p, const float* x, uint16_t* y, size_t n) {
+  STRATA_CHECK(p != MatmulPrecision::Fp32, "kernels::to_half: fp32 has no half storage");
+  element_blocks(n, [&](size_t b, size_t e) {
+    if (p == MatmulPrecision::Bf16)
+      for (size_t i = b; i < e; ++i) y[i] = float_to_bf16(x[i]);
+    else
+      for (size_t i = b; i < e; ++i) y[i] = float_to_half(x[i]);
+  });
+}
+
+void from_half(MatmulPrecision p, const uint16_t* x, float* y, size_t n) {
+  STRATA_CHECK(p != MatmulPrecision::Fp32, "kernels::from_half: fp32 has no half storage");
+  element_blocks(n, [&](size_t b, size_t e) {
+    if (p == MatmulPrecision::Bf16)
+      for (size_t i = b; i < e; ++i) y[i] = bf16_to_float(x[i]);
+    else
+      for (size_t i = b; i < e; ++i) y[i] = half_to_float(x[i]);
+  });
 }
 
 template <typename From, typename To>

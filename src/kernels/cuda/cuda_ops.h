@@ -22,6 +22,8 @@ void cast(const float* src, double* dst, size_t n);
 void cast(const double* src, float* dst, size_t n);
 // No element type, so outside the list too (kernels/cuda/data.cu).
 void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out);
+void to_half(MatmulPrecision p, const float* x, uint16_t* y, size_t n);
+void from_half(MatmulPrecision p, const uint16_t* x, float* y, size_t n);
 
 // Whether linear_act_forward's GeluTanh runs through cuBLASLt's GELU epilogue (on by
 // default; tests/gpu/test_backend_ops.cpp checks the op both ways).

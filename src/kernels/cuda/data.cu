@@ -1,8 +1,12 @@
 // Data movement on the GPU (kernels/ops.h, "data movement": fill, copy, copy_rows,
-// gather_rows, scatter_rows, argmax_rows, cast, slice_ids) and ce_slice_loss, T = float. Every
+// gather_rows, scatter_rows, argmax_rows, cast, slice_ids, to_half, from_half) and ce_slice_loss, T = float. Every
 // destination element is written once from one source element, so the results are exact, as
 // on the CPU.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cmath>
+#include <stdexcept>
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/cuda_ops.h"
@@ -87,6 +91,20 @@ __global__ void slice_ids_kernel(const int32_t* ids, int n, int first, int rows,
   out[i] = ids[i] != skip_id && r >= 0 && r < rows ? r : -1;
 }
 
+// Round to nearest even, as the CPU's float_to_bf16 / float_to_half (a nan stays a nan; its
+// payload may differ).
+__global__ void to_half_kernel(bool bf16, const float* x, uint16_t* y, size_t n) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    y[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x[i])) : __half_as_ushort(__float2half_rn(x[i]));
+}
+
+__global__ void from_half_kernel(bool bf16, const uint16_t* x, float* y, size_t n) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    y[i] = bf16 ? __bfloat162float(__ushort_as_bfloat16(x[i])) : __half2float(__ushort_as_half(x[i]));
+}
+
 struct CeSliceLossTerm {
   const int32_t* labels;
   const float* mx;
@@ -151,6 +169,20 @@ void cast(const double* src, float* dst, size_t n) {
 void slice_ids(const int32_t* ids, int n, int first, int rows, int skip_id, int32_t* out) {
   if (n <= 0) return;
   slice_ids_kernel<<<(n + 255) / 256, 256, 0, stream()>>>(ids, n, first, rows, skip_id, out);
+  STRATA_CUDA_LAUNCH_CHECK();
+}
+
+void to_half(MatmulPrecision p, const float* x, uint16_t* y, size_t n) {
+  if (p == MatmulPrecision::Fp32) throw std::logic_error("kernels::to_half: fp32 has no half storage");
+  if (n == 0) return;
+  to_half_kernel<<<elementwise_blocks(n, 256), 256, 0, stream()>>>(p == MatmulPrecision::Bf16, x, y, n);
+  STRATA_CUDA_LAUNCH_CHECK();
+}
+
+void from_half(MatmulPrecision p, const uint16_t* x, float* y, size_t n) {
+  if (p == MatmulPrecision::Fp32) throw std::logic_error("kernels::from_half: fp32 has no half storage");
+  if (n == 0) return;
+  from_half_kernel<<<elementwise_blocks(n, 256), 256, 0, stream()>>>(p == MatmulPrecision::Bf16, x, y, n);
   STRATA_CUDA_LAUNCH_CHECK();
 }
 

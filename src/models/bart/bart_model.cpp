@@ -449,9 +449,15 @@ typename Model<T>::ActivationTerms BartModel<T>::activation_terms(int B, int T_)
     return 2 * N * C + 4 * N * C / P + 2 * N + static_cast<size_t>(B) * (heads / P) * T_ * T_;
   };
   auto ffn = [&](int F) { return N * (static_cast<size_t>(F) / P) + N * C + 2 * N; };
-  typename Model<T>::ActivationTerms t{outside, attn(bart_.encoder_heads) + ffn(bart_.encoder_ffn), N * C,
-                                       bart_.encoder_layers};
-  t.decoder_saved = 2 * attn(bart_.decoder_heads) + ffn(bart_.decoder_ffn);
+  // The product inputs: each attention sublayer's q, k, v and ctx (post-LN: no normalised input).
+  auto with_products = [&](size_t saved, int attention_sublayers) {
+    nn::BlockSaved s{saved};
+    for (int i = 0; i < 4 * attention_sublayers; ++i) s.add_product_input(N * C / P);
+    return s;
+  };
+  typename Model<T>::ActivationTerms t{outside, with_products(attn(bart_.encoder_heads) + ffn(bart_.encoder_ffn), 1),
+                                       N * C, bart_.encoder_layers};
+  t.decoder_saved = with_products(2 * attn(bart_.decoder_heads) + ffn(bart_.decoder_ffn), 2);
   t.decoder_boundary = N * C;
   t.decoder_blocks = bart_.decoder_layers;
   return t;

@@ -471,8 +471,19 @@ typename Model<T>::ActivationTerms T5Model<T>::activation_terms(int B, int T_) c
   if (c.task == Task::Seq2SeqLM) outside += N * static_cast<size_t>(vocab_.rows) + (tied_lm_head() ? N * C : 0);
   const size_t attn = 2 * N * C + 4 * N * I + N + static_cast<size_t>(B) * NH * T_ * T_;
   const size_t ffn = N * C + (t5_.gated ? 2 : 1) * N * F + N;
-  typename Model<T>::ActivationTerms t{outside, attn + ffn, N * C, t5_.num_layers};
-  t.decoder_saved = 2 * attn + ffn;
+  // The product inputs: each attention sublayer's normalised input, q, k, v and ctx, and the
+  // FFN's normalised input.
+  auto with_products = [&](size_t saved, int attention_sublayers) {
+    nn::BlockSaved s{saved};
+    for (int i = 0; i < attention_sublayers; ++i) {
+      s.add_product_input(N * C);
+      for (int j = 0; j < 4; ++j) s.add_product_input(N * I);
+    }
+    s.add_product_input(N * C);
+    return s;
+  };
+  typename Model<T>::ActivationTerms t{outside, with_products(attn + ffn, 1), N * C, t5_.num_layers};
+  t.decoder_saved = with_products(2 * attn + ffn, 2);
   t.decoder_boundary = N * C;
   t.decoder_blocks = t5_.num_decoder_layers;
   return t;
