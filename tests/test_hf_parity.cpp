@@ -170,6 +170,18 @@ TEST_P(HfParityOnGpu, Fp32StepMatchesTransformers) {
     GTEST_SKIP() << "no GPU: " << strata::kernels::cuda_unavailable_reason();
   compare(GetParam(), "fp32", 1e-5, 1e-4, "emulated", "cuda");
 }
+// Mixed precision on the GPU (cuBLASLt's bf16 / fp16 products, fp32 accumulation) at the CPU's
+// mixed-precision bounds: the products' inputs are rounded as on the CPU.
+TEST_P(HfParityOnGpu, Bf16StepMatchesTransformers) {
+  if (strata::kernels::cuda_device_count() == 0 || strata::kernels::emulated::enabled())
+    GTEST_SKIP() << "no GPU: " << strata::kernels::cuda_unavailable_reason();
+  compare(GetParam(), "bf16", 1e-1, 1e-5, "emulated", "cuda");
+}
+TEST_P(HfParityOnGpu, Fp16StepMatchesTransformers) {
+  if (strata::kernels::cuda_device_count() == 0 || strata::kernels::emulated::enabled())
+    GTEST_SKIP() << "no GPU: " << strata::kernels::cuda_unavailable_reason();
+  compare(GetParam(), "fp16", 1e-2, 1e-5, "emulated", "cuda");
+}
 
 // On the emulated GPU (kernels/emulated_gpu.h) the step must give the CPU's output file byte for
 // byte: its ops are the CPU's, so any difference is data the model moved wrongly. Every pointer an

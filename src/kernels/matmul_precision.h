@@ -13,11 +13,17 @@
 //             fp32 GEMM: exact products of the rounded values, summed in fp32. Runs anywhere,
 //             at fp32 speed or a little below: it lets the recipe be tested on every machine.
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace strata::kernels {
 
 enum class MatmulPrecision { Fp32, Bf16, Fp16 };
+
+// The most operand values a CPU product converts at once (both operands; 4 MiB of bf16): a
+// larger product runs in parts (kernels/cpu/half_gemm.cpp), so the conversion buffers, which
+// keep their largest size, stay this small.
+inline constexpr size_t kMostConvertedValues = size_t{1} << 21;
 enum class MatmulPath { Native, Emulated };
 
 const char* precision_name(MatmulPrecision p);  // "fp32", "bf16", "fp16"

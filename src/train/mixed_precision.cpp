@@ -64,7 +64,8 @@ size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size
     const size_t V = static_cast<size_t>(c.vocab_size) / d, E = static_cast<size_t>(c.embedding_size > 0 ? c.embedding_size : c.hidden_size);
     largest = std::max(largest, N * V + std::max(V * E, N * E));
   }
-  return largest * (native ? 2 : 4);
+  // The CPU converts at most kMostConvertedValues at once (larger products run in parts).
+  return std::min(largest, k::kMostConvertedValues) * (native ? 2 : 4);
 }
 
 MatmulPrecisionScope::MatmulPrecisionScope(k::MatmulPrecision p, k::MatmulPath path)

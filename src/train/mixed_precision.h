@@ -33,7 +33,9 @@ MixedPrecision mixed_precision(const TrainingArguments& a);
 // rows (kernels/cpu/half_gemm.cpp: each operand is converted into a buffer of the thread's that
 // only grows) under `m`: 2 bytes a value natively (bf16), 4 emulated (and fp16, which has no
 // native CPU path), none in fp32. The largest product is the FFN's, the fused QKV projection's
-// or a language-model head's over the vocabulary (each a tensor-parallel rank's slice).
+// or a language-model head's over the vocabulary (each a tensor-parallel rank's slice), up to
+// kernels::kMostConvertedValues (a larger one converts in parts). (On a GPU the operands are
+// converted in device memory, whole: not counted here.)
 size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size_t tokens);
 
 // Products in `p` (on the given path) until the scope ends, then as before.

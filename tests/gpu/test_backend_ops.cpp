@@ -251,6 +251,68 @@ void gemm_cases() {
   });
 }
 
+// bf16 / fp16 products (kernels/matmul_precision.h): the GPU's cuBLASLt products of rounded
+// operands against the CPU's emulated path, which multiplies the same rounded values and sums
+// them in another order (so within fp32's summation error of the products' scale); attention,
+// whose GPU kernels read q, k, v rounded but keep probabilities and gradients in fp32 where the
+// CPU rounds them as product inputs too, within the type's rounding (bf16 2^-9, fp16 2^-12).
+void half_product_cases() {
+  for (const k::MatmulPrecision prec : {k::MatmulPrecision::Bf16, k::MatmulPrecision::Fp16}) {
+    k::set_matmul_precision(prec, k::MatmulPath::Emulated);
+    const std::string pn = std::string(k::precision_name(prec)) + " ";
+    struct S {
+      int M, N, K;
+    };
+    for (const S s : {S{7, 13, 5}, S{129, 67, 255}, S{512, 768, 1024}})
+      for (int ta = 0; ta < 2; ++ta)
+        for (int tb = 0; tb < 2; ++tb) {
+          const int lda = (ta ? s.M : s.K) + 3, ldb = (tb ? s.K : s.N) + 3, ldc = s.N;
+          const auto A = randn(static_cast<size_t>(ta ? s.K : s.M) * lda);
+          const auto B = randn(static_cast<size_t>(tb ? s.N : s.K) * ldb);
+          const auto C0 = randn(static_cast<size_t>(s.M) * ldc);
+          check(pn + "gemm " + std::string(ta ? "T" : "N") + (tb ? "T" : "N") + " beta=0.7 " +
+                    shape({{"M", s.M}, {"N", s.N}, {"K", s.K}}) + " ld+3",
+                s.M * s.N > 100000, [&](Phase& p) {
+                  k::gemm<float>(ta, tb, s.M, s.N, s.K, 0.5f, p.in(A), lda, p.in(B), ldb, 0.7f, p.inout("C", C0), ldc);
+                });
+        }
+    const int N = 130, in = 256, out = 384;
+    const auto x = randn(static_cast<size_t>(N) * in), dy = randn(static_cast<size_t>(N) * out);
+    const auto W = randn(static_cast<size_t>(in) * out, 0.1f), b = randn(out), dW0 = randn(W.size()), db0 = randn(out);
+    check(pn + "linear_forward+backward N=130,in=256,out=384", false, [&](Phase& p) {
+      k::linear_forward<float>(p.in(x), p.in(W), p.in(b), p.out("y", static_cast<size_t>(N) * out), N, in, out);
+      k::linear_backward<float>(p.in(x), p.in(W), p.in(dy), p.out("dx", x.size()), p.inout("dW", dW0),
+                                p.inout("db", db0), N, in, out);
+    });
+    for (int epi = 0; epi < 2; ++epi)
+      check(pn + "linear_act_forward gelu_tanh N=130,in=256,out=384" + (epi ? " (cuBLASLt GELU epilogue)" : ""), false,
+            [&](Phase& p) {
+              if (p.gpu()) k::cuda::set_gelu_epilogue(epi == 1);
+              const size_t n = static_cast<size_t>(N) * out;
+              k::linear_act_forward<float>(Activation::GeluTanh, p.in(x), p.in(W), p.in(b), p.out("pre", n),
+                                           p.out("y", n), N, in, out);
+              if (p.gpu()) k::cuda::set_gelu_epilogue(true);
+            });
+    const double attention_tol = prec == k::MatmulPrecision::Bf16 ? 2e-2 : 3e-3;
+    for (const bool causal : {false, true}) {
+      const k::AttentionShape a{2, 65, 128, 2, 0.1f, 99, 5, causal, true, 0, 0};
+      const size_t rows = 2 * 65;
+      const auto qkv = randn(rows * 3 * 128), dctx = randn(rows * 128);
+      const std::vector<int32_t> mask(rows, 1);
+      check(pn + "attention_forward+backward B=2,T=65,C=128,NH=2" + (causal ? " causal" : ""), false,
+            [&](Phase& p) {
+              const float* q = p.in(qkv);
+              const int32_t* m = p.in(mask);
+              float* saved = p.scratch(k::attention_saved_size(a));
+              k::attention_forward<float>(a, q, m, saved, p.out("ctx", rows * 128));
+              k::attention_backward<float>(a, q, saved, p.in(dctx), p.out("dqkv", rows * 3 * 128));
+            },
+            attention_tol);
+    }
+  }
+  k::set_matmul_precision(k::MatmulPrecision::Fp32);
+}
+
 void linear_cases() {
   struct S {
     int N, in, out;
@@ -764,6 +826,7 @@ int main(int argc, char** argv) {
   k::set_tf32(false);
   gemm_cases();
   linear_cases();
+  half_product_cases();
   layernorm_cases();
   activation_cases();
   dropout_cases();

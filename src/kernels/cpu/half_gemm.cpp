@@ -249,14 +249,13 @@ void converted_product(bool ta, bool tb, int M, int N, int K, float alpha, const
                 });
 }
 
-// The most values a product converts at once (both operands). The buffers they go to stay
-// allocated at their largest, so a product with bigger operands runs in parts: unbounded,
-// GPT-2's LM head (a [50257, 768] weight, a [B*T, 50257] logit gradient) kept 100-180 MiB of
-// them, more than bf16 saved activations free. Measured on a 2-core Zen 4 (bench_train_step,
-// DistilBERT / BERT / GPT-2 steps) with caps of 2^19 to 2^22 values: 2^21 (4 MiB of bf16)
+// kMostConvertedValues (kernels/matmul_precision.h): the buffers the operands are converted
+// to stay allocated at their largest, so a product with bigger operands runs in parts:
+// unbounded, GPT-2's LM head (a [50257, 768] weight, a [B*T, 50257] logit gradient) kept
+// 100-180 MiB of them, more than bf16 saved activations free. Measured on a 2-core Zen 4
+// (bench_train_step, DistilBERT / BERT / GPT-2 steps) with caps of 2^19 to 2^22 values: 2^21
 // is as fast as unbounded or faster (the parts' operands stay in cache: DistilBERT b8 7%),
 // 2^20 loses up to 25% and 2^19 up to 60% (parts too small for the library's blocking).
-constexpr size_t kMostConverted = size_t{1} << 21;
 // K is split no shorter than this: shorter parts would re-read C more than they save.
 constexpr int kShortestK = 1024;
 
@@ -267,7 +266,7 @@ constexpr int kShortestK = 1024;
 void bounded_product(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                      int ldb, float beta, float* C, int ldc) {
   const size_t a = static_cast<size_t>(M) * K, b = static_cast<size_t>(K) * N;
-  if (a + b <= kMostConverted) return converted_product(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (a + b <= kMostConvertedValues) return converted_product(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   if (K / 2 >= kShortestK) {
     const int k = K / 2;  // op(A)'s columns / op(B)'s rows k..
     bounded_product(ta, tb, M, N, k, alpha, A, lda, B, ldb, beta, C, ldc);

@@ -9,6 +9,10 @@
 // so that lane j reading row j is free of bank conflicts, and the head dimension HS is spread
 // over the lanes (lane l holds dims l, l+32, ..., DPL per lane) for the products with V (dO,
 // K, Q). fp32 on CUDA cores throughout: TF32 or tensor cores would not give fp32 results.
+// Under bf16 / fp16 products (kernels/matmul_precision.h) q, k and v are read rounded to that
+// type, as the CPU's products read them (and as the blocks keep them for backward:
+// nn/block_activations.h); the probabilities and the gradients stay fp32 here, where the
+// CPU's products round them too: the GPU's attention is the more exact of the two there.
 //
 // Masks, as on the CPU (kernels/cpu/simd/attention.inc): key j of row i is a candidate if
 // j < T (and j <= i when causal); candidates with mask[b, j] == 0 get probability 0; a row
@@ -20,6 +24,9 @@
 // a pass over the keys before any dS is known; then dQ by query rows (one kernel, after D in
 // the same kernel), dK and dV by keys (a second kernel): every output written by one warp,
 // summed in a fixed order, no atomics.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -42,6 +49,15 @@ struct Geo {
   float scale;
   int mask_heads, head0;
   GpuDropout drop;
+  int half;  // 0: fp32 operands; 1: q, k, v read rounded to bf16; 2: to fp16
+
+  // Element idx of q|k|v as the products read it.
+  __device__ float in(const float* qkv, size_t idx) const {
+    const float x = qkv[idx];
+    if (half == 1) return __bfloat162float(__float2bfloat16_rn(x));
+    if (half == 2) return __half2float(__float2half_rn(x));
+    return x;
+  }
 
   __device__ size_t qrow(int b, int t) const { return (static_cast<size_t>(b) * T + t) * 3 * C; }
   __device__ uint64_t drop_index(int b, int h, int i, int j) const {
@@ -63,6 +79,7 @@ Geo make_geo(const AttentionShape& s) {
   g.mask_heads = s.heads_total > 0 ? s.heads_total : s.NH;
   g.head0 = s.head0;
   g.drop = GpuDropout::make(s.dropout_p, s.seed, s.stream);
+  g.half = matmul_precision() == MatmulPrecision::Bf16 ? 1 : matmul_precision() == MatmulPrecision::Fp16 ? 2 : 0;
   if (g.HS > kMaxHS)
     throw std::runtime_error("kernels::attention on the GPU: head size " + std::to_string(g.HS) + " > " +
                              std::to_string(kMaxHS) + " is not supported");
@@ -109,7 +126,7 @@ __device__ __forceinline__ float dot(const float* x, const float* row, int HS) {
 __device__ void load_tile(const Geo& g, const float* qkv, int b, int h, int part, int r0, float* tile) {
   for (int e = threadIdx.x; e < kTile * g.HS; e += blockDim.x) {
     const int r = e / g.HS, d = e % g.HS, t = r0 + r;
-    tile[r * g.stride + d] = t < g.T ? qkv[g.qrow(b, t) + part * g.C + h * g.HS + d] : 0.f;
+    tile[r * g.stride + d] = t < g.T ? g.in(qkv, g.qrow(b, t) + part * g.C + h * g.HS + d) : 0.f;
   }
 }
 
@@ -129,7 +146,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_forward_kernel(Geo g, c
   const bool uniform = active && first >= g.end(i);
   float* q = Qs + warp * g.HS;
   if (active)
-    for (int d = lane; d < g.HS; d += 32) q[d] = qkv[g.qrow(b, i) + h * g.HS + d];
+    for (int d = lane; d < g.HS; d += 32) q[d] = g.in(qkv, g.qrow(b, i) + h * g.HS + d);
   float o[DPL];
 #pragma unroll
   for (int t = 0; t < DPL; ++t) o[t] = 0.f;
@@ -204,7 +221,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_dq_kernel(Geo g, const 
   float* dO = dOs + warp * g.HS;
   if (active)
     for (int d = lane; d < g.HS; d += 32) {
-      q[d] = qkv[g.qrow(b, i) + h * g.HS + d];
+      q[d] = g.in(qkv, g.qrow(b, i) + h * g.HS + d);
       dO[d] = dctx[(static_cast<size_t>(b) * g.T + i) * g.C + h * g.HS + d];
     }
   const float L = active ? lse[(static_cast<size_t>(b) * g.NH + h) * g.T + i] : 0.f;
@@ -290,8 +307,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_dkv_kernel(Geo g, const
   float* v = Vw + warp * g.HS;
   if (active)
     for (int d = lane; d < g.HS; d += 32) {
-      k[d] = qkv[g.qrow(b, j) + g.C + h * g.HS + d];
-      v[d] = qkv[g.qrow(b, j) + 2 * g.C + h * g.HS + d];
+      k[d] = g.in(qkv, g.qrow(b, j) + g.C + h * g.HS + d);
+      v[d] = g.in(qkv, g.qrow(b, j) + 2 * g.C + h * g.HS + d);
     }
   float dk[DPL], dv[DPL];
 #pragma unroll
@@ -302,7 +319,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_dkv_kernel(Geo g, const
     __syncthreads();
     for (int e = threadIdx.x; e < kTile * g.HS; e += blockDim.x) {
       const int r = e / g.HS, d = e % g.HS, t = i0 + r;
-      Qs[r * g.stride + d] = t < g.T ? qkv[g.qrow(b, t) + h * g.HS + d] : 0.f;
+      Qs[r * g.stride + d] = t < g.T ? g.in(qkv, g.qrow(b, t) + h * g.HS + d) : 0.f;
       dOs[r * g.stride + d] = t < g.T ? dctx[(static_cast<size_t>(b) * g.T + t) * g.C + h * g.HS + d] : 0.f;
     }
     for (int r = threadIdx.x; r < kTile; r += blockDim.x) {
@@ -421,19 +438,19 @@ __device__ void masked_softmax(float* row, int n, Valid valid) {
 __global__ void first_query_kernel(Geo g, const float* __restrict__ qkv, const int32_t* __restrict__ mask,
                                    float* __restrict__ probs, float* __restrict__ ctx) {
   const int b = blockIdx.y, h = blockIdx.x;
-  const float* q = qkv + g.qrow(b, 0) + h * g.HS;
+  const size_t q = g.qrow(b, 0) + h * g.HS;
   float* P = probs + (static_cast<size_t>(b) * g.NH + h) * g.T;
   for (int j = threadIdx.x; j < g.T; j += blockDim.x) {
-    const float* k = qkv + g.qrow(b, j) + g.C + h * g.HS;
+    const size_t k = g.qrow(b, j) + g.C + h * g.HS;
     float acc = 0.f;
-    for (int d = 0; d < g.HS; ++d) acc += q[d] * k[d];
+    for (int d = 0; d < g.HS; ++d) acc += g.in(qkv, q + d) * g.in(qkv, k + d);
     P[j] = acc * g.scale;
   }
   __syncthreads();
   masked_softmax(P, g.T, [&](int j) { return !mask || mask[static_cast<size_t>(b) * g.T + j] != 0; });
   for (int d = threadIdx.x; d < g.HS; d += blockDim.x) {
     float acc = 0.f;
-    for (int j = 0; j < g.T; ++j) acc += P[j] * qkv[g.qrow(b, j) + 2 * g.C + h * g.HS + d];
+    for (int j = 0; j < g.T; ++j) acc += P[j] * g.in(qkv, g.qrow(b, j) + 2 * g.C + h * g.HS + d);
     ctx[static_cast<size_t>(b) * g.C + h * g.HS + d] = acc;
   }
 }

@@ -6,7 +6,11 @@
 // n = M: B is cuBLAS's first operand, A its second, and no data moves.
 //
 // Precision: fp32 products use CUBLAS_COMPUTE_32F (exact fp32, no TF32) unless
-// kernels::set_tf32(true) asks for CUBLAS_COMPUTE_32F_FAST_TF32 (HF's `tf32`). Determinism:
+// kernels::set_tf32(true) asks for CUBLAS_COMPUTE_32F_FAST_TF32 (HF's `tf32`). Under bf16 /
+// fp16 products (kernels/matmul_precision.h) the operands are rounded to that type (nearest
+// even, as the CPU's) into packed scratch on the stream, and cuBLASLt multiplies them on the
+// tensor cores with fp32 accumulation and an fp32 C (CUDA_R_16BF / CUDA_R_16F A and B,
+// CUBLAS_COMPUTE_32F): the CPU's recipe, summed in another order. Determinism:
 // cuBLASLt gives the same bits for the same algorithm, shape and GPU; the algorithm is chosen
 // once per (shape, layout, epilogue, alignment) and cached, so every later call of that shape
 // runs the same one.
@@ -16,7 +20,10 @@
 // also writes the pre-activation that the backward needs. Bias gradients are column sums in a
 // fixed order (common.cuh) added into db, as the contract wants (+=; BGRADB would overwrite).
 #include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -49,6 +56,7 @@ struct Key {
   int m, n, k, lda, ldb, ldc;
   Epilogue epilogue;
   bool tf32;
+  MatmulPrecision operands;  // the type of A and B
   int align_a, align_b, align_c, align_bias, align_aux;
   bool operator==(const Key& o) const { return std::memcmp(this, &o, sizeof(Key)) == 0; }
 };
@@ -68,11 +76,27 @@ struct Plan {
   bool found = false;
 };
 
+// Device memory that grows to the largest request and is reused by every later product (on
+// the one stream, so a product's conversion never overtakes the previous product's reads).
+struct Scratch {
+  uint16_t* p = nullptr;
+  size_t capacity = 0;
+  uint16_t* get(size_t n) {
+    if (n > capacity) {
+      if (p) STRATA_CUDA_CHECK(cudaFree(p));  // synchronises: the old buffer's readers are done
+      STRATA_CUDA_CHECK(cudaMalloc(&p, n * sizeof(uint16_t)));
+      capacity = n;
+    }
+    return p;
+  }
+};
+
 struct Lt {
   cublasLtHandle_t handle = nullptr;
   void* workspace = nullptr;
   std::mutex mutex;
   std::unordered_map<Key, Plan, KeyHash> plans;
+  Scratch half_a, half_b;  // the operands of bf16 / fp16 products
 };
 
 Lt& lt() {
@@ -128,10 +152,13 @@ Plan make_plan(const Key& key, const float* bias, const float* aux) {
   }
   // Stored column-major shapes: cuBLAS's A (our B) is m x k, or k x m when transposed; its
   // B (our A) is k x n, or n x k. key.ta / key.tb are cuBLAS's operations.
-  STRATA_CUBLAS_CHECK(cublaslt_api().MatrixLayoutCreate(&p.a, CUDA_R_32F, key.ta ? key.k : key.m, key.ta ? key.m : key.k,
-                                                 key.ldb));
-  STRATA_CUBLAS_CHECK(cublaslt_api().MatrixLayoutCreate(&p.b, CUDA_R_32F, key.tb ? key.n : key.k, key.tb ? key.k : key.n,
-                                                 key.lda));
+  const cudaDataType_t operands = key.operands == MatmulPrecision::Bf16   ? CUDA_R_16BF
+                                  : key.operands == MatmulPrecision::Fp16 ? CUDA_R_16F
+                                                                          : CUDA_R_32F;
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatrixLayoutCreate(&p.a, operands, key.ta ? key.k : key.m,
+                                                 key.ta ? key.m : key.k, key.ldb));
+  STRATA_CUBLAS_CHECK(cublaslt_api().MatrixLayoutCreate(&p.b, operands, key.tb ? key.n : key.k,
+                                                 key.tb ? key.k : key.n, key.lda));
   STRATA_CUBLAS_CHECK(cublaslt_api().MatrixLayoutCreate(&p.c, CUDA_R_32F, key.m, key.n, key.ldc));
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -155,13 +182,43 @@ Plan make_plan(const Key& key, const float* bias, const float* aux) {
   return p;
 }
 
+// rows x cols of src (row stride ld) rounded to bf16 / fp16 into dst, packed.
+__global__ void to_half_rows_kernel(bool bf16, const float* src, int ld, int rows, int cols, uint16_t* dst) {
+  const size_t total = static_cast<size_t>(rows) * cols;
+  for (size_t e = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const float x = src[(e / cols) * ld + e % cols];
+    dst[e] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x)) : __half_as_ushort(__float2half_rn(x));
+  }
+}
+
+// The stored operand (rows x cols, stride ld) in half precision, packed: returns its stride.
+int to_half_operand(MatmulPrecision p, const float* src, int ld, int rows, int cols, Scratch& scratch,
+                    const void** out) {
+  const size_t total = static_cast<size_t>(rows) * cols;
+  uint16_t* dst = scratch.get(std::max<size_t>(total, 1));
+  if (total > 0) {
+    to_half_rows_kernel<<<elementwise_blocks(total, 256), 256, 0, stream()>>>(p == MatmulPrecision::Bf16, src, ld,
+                                                                              rows, cols, dst);
+    STRATA_CUDA_LAUNCH_CHECK();
+  }
+  *out = dst;
+  return std::max(cols, 1);
+}
+
 // C = alpha op(A) op(B) + beta C (row-major), with an optional epilogue; false when cuBLASLt
 // has no algorithm for the epilogue (the caller then does without it).
 bool lt_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
              float beta, float* C, int ldc, Epilogue epilogue, const float* bias, float* aux) {
-  if (matmul_precision() != MatmulPrecision::Fp32)
-    throw std::runtime_error(std::string("kernels::gemm: ") + precision_name(matmul_precision()) +
-                             " products are not implemented on the GPU yet (fp32 and tf32 are)");
+  Lt& s = lt();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const MatmulPrecision precision = matmul_precision();
+  const void* a_op = A;
+  const void* b_op = B;
+  if (precision != MatmulPrecision::Fp32) {  // op(A) is stored [M, K] ([K, M] transposed), op(B) [K, N] ([N, K])
+    lda = to_half_operand(precision, A, lda, ta ? K : M, ta ? M : K, s.half_a, &a_op);
+    ldb = to_half_operand(precision, B, ldb, tb ? N : K, tb ? K : N, s.half_b, &b_op);
+  }
   Key key = make_key();
   key.ta = tb;  // cuBLAS's A is our B
   key.tb = ta;
@@ -172,21 +229,21 @@ bool lt_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A,
   key.ldb = ldb;
   key.ldc = ldc;
   key.epilogue = epilogue;
-  key.tf32 = tf32();
-  key.align_a = alignment(A);
-  key.align_b = alignment(B);
+  key.tf32 = tf32() && precision == MatmulPrecision::Fp32;
+  key.operands = precision;
+  key.align_a = alignment(a_op);
+  key.align_b = alignment(b_op);
   key.align_c = alignment(C);
   key.align_bias = bias ? alignment(bias) : 0;
   key.align_aux = aux ? alignment(aux) : 0;
   // The key's ta/tb are cuBLAS's; make_plan's layouts read them that way.
-  Lt& s = lt();
-  std::lock_guard<std::mutex> lock(s.mutex);
   auto it = s.plans.find(key);
   if (it == s.plans.end()) it = s.plans.emplace(key, make_plan(key, bias, aux)).first;
   Plan& p = it->second;
   if (!p.found) {
     if (epilogue != Epilogue::None) return false;
-    throw std::runtime_error("kernels::gemm: cuBLASLt has no fp32 algorithm for M=" + std::to_string(M) +
+    throw std::runtime_error(std::string("kernels::gemm: cuBLASLt has no ") + precision_name(precision) +
+                             " algorithm for M=" + std::to_string(M) +
                              " N=" + std::to_string(N) + " K=" + std::to_string(K) + " lda=" + std::to_string(lda) +
                              " ldb=" + std::to_string(ldb) + " ldc=" + std::to_string(ldc));
   }
@@ -194,7 +251,7 @@ bool lt_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A,
     STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   if (aux)
     STRATA_CUBLAS_CHECK(cublaslt_api().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux));
-  STRATA_CUBLAS_CHECK(cublaslt_api().Matmul(s.handle, p.desc, &alpha, B, p.a, A, p.b, &beta, C, p.c, C, p.c, &p.algo,
+  STRATA_CUBLAS_CHECK(cublaslt_api().Matmul(s.handle, p.desc, &alpha, b_op, p.a, a_op, p.b, &beta, C, p.c, C, p.c, &p.algo,
                                      s.workspace, kWorkspaceBytes, stream()));
   return true;
 }
