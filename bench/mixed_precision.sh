@@ -8,7 +8,7 @@
 # every side's JSON and mixed_precision.json to OUTDIR.
 #
 #   bench/mixed_precision.sh BUILD_DIR OUTDIR       e.g. bench/mixed_precision.sh build bench/results/bf16
-# Env: ONLY=distilbert|bert|gpt2 (default: all), COMPILE=0 (no torch.compile rows), THREADS (2),
+# Env: ONLY=distilbert|bert|gpt2 (one family; default: all), COMPILE=0 (no torch.compile rows), THREADS (2),
 # STEPS (strata's timed steps, 5), TABLE_ONLY=1 (print the table of an earlier run in OUTDIR).
 # The PyTorch side runs in the benchmark environment (scripts/install_bench_deps.sh).
 set -euo pipefail
@@ -20,11 +20,23 @@ export THREADS=${THREADS:-2} ONLY=${ONLY:-}
 echo "$(grep -m1 'model name' /proc/cpuinfo); bf16 flags: $(grep -o -m1 'avx512_bf16\|amx_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ');" \
      "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ -z "${TABLE_ONLY:-}" ]]; then
-  for p in fp32 bf16; do
-    echo "== strata $p (bench_train_step, $THREADS threads)"
-    "$BUILD/bench/bench_train_step" --threads "$THREADS" --steps "${STEPS:-5}" --precision "$p" \
-        ${ONLY:+--only "$ONLY"} --json "$OUT/strata/$p.json"
+  # fp32 and bf16 alternate per model family, so that a drift of the machine's speed over the
+  # run (a loaded host, a clock falling under sustained load) does not fall on one side.
+  for fam in ${ONLY:-distilbert bert gpt2}; do
+    for p in fp32 bf16; do
+      echo "== strata $p $fam (bench_train_step, $THREADS threads)"
+      "$BUILD/bench/bench_train_step" --threads "$THREADS" --steps "${STEPS:-5}" --precision "$p" \
+          --only "$fam" --json "$OUT/strata/$p-$fam.json"
+    done
   done
+  /usr/bin/python3 - "$OUT/strata" ${ONLY:-distilbert bert gpt2} <<'PYEOF'
+import json, os, sys
+out, families = sys.argv[1], sys.argv[2:]
+for p in ("fp32", "bf16"):  # one file per precision: the first family's machine and ceiling, every config
+    parts = [json.load(open(os.path.join(out, f"{p}-{f}.json"))) for f in families]
+    merged = dict(parts[0], configs=[c for part in parts for c in part["configs"]])
+    json.dump(merged, open(os.path.join(out, p + ".json"), "w"), indent=1)
+PYEOF
   echo "== PyTorch + HF Transformers under torch.autocast bf16 ($THREADS threads)"
   AUTOCAST=bf16 "$HERE/torch_peer.sh" "$OUT/torch-bf16"
 fi

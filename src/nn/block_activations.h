@@ -199,8 +199,8 @@ class BlockActivations {
   // ---- half product inputs -----------------------------------------------------------
   static uint16_t* as_halves(Buffer<T>& b) { return reinterpret_cast<uint16_t*>(b.data()); }
 
-  // Record i's product inputs become the full set (unless they hold storage already, as the
-  // block that last ran backward does at the next forward: then the spare one is freed).
+  // Record i's product inputs become the full set (a record an inference pass wrote into has
+  // storage of its own: it keeps that, which reclaim_full_set then frees).
   void lend_full_set(int i) {
     const auto products = record(i).saved.product_inputs();
     if (spare_.size() < products.size()) spare_.resize(products.size());
@@ -234,7 +234,8 @@ class BlockActivations {
     const auto products = r.saved.product_inputs();
     for (size_t k = 0; k < products.size(); ++k) {
       products[k]->resize(r.counts[k]);
-      if constexpr (std::is_same_v<T, float>) kernels::from_half(policy_.products, as_halves(r.halves[k]), products[k]->data(), r.counts[k]);
+      if constexpr (std::is_same_v<T, float>)
+        kernels::from_half(policy_.products, as_halves(r.halves[k]), products[k]->data(), r.counts[k]);
     }
   }
 
