@@ -31,13 +31,11 @@ ActivationFootprint block_footprint(const ActivationPolicy& p, int first, int en
   bool slot_input[2] = {false, false}, slot_saved[2] = {false, false};  // offloading's two resident records
   bool slot_halves[2] = {false, false};
   bool record_saved[2] = {false, false};  // records 0 and 1 hold saved state (inference reuses them)
-  int holder = -1;  // the record the full set is lent to after backward: the first halved one
   for (int i = first; i < end; ++i) {
     const bool recomputed = p.checkpointed(i), has_input = i > first;
     any_checkpointed |= recomputed;
     any_kept |= !recomputed;
     if (i - first < 2) record_saved[i - first] = !recomputed;
-    if (holder < 0 && halved(i)) holder = i - first;
     const size_t record = (has_input ? boundary : 0) + (recomputed ? 0 : kept(i));
     if (!p.offload) {
       f.resident += record;
@@ -48,7 +46,6 @@ ActivationFootprint block_footprint(const ActivationPolicy& p, int first, int en
     slot_saved[(i - first) % 2] |= !recomputed;
     slot_halves[(i - first) % 2] |= halved(i);
   }
-  if (holder < 0 && !p.checkpointed(end - 1)) holder = n - 1;  // no halved record: the last keeps the set
   if (p.offload)
     for (int r = 0; r < 2; ++r)
       f.resident += (slot_input[r] ? boundary : 0) + (slot_saved[r] ? s.saved - products : 0) +
@@ -57,14 +54,11 @@ ActivationFootprint block_footprint(const ActivationPolicy& p, int first, int en
   if (any_checkpointed) f.resident += s.saved + boundary;  // the recompute workspace, with its output
   // Inference runs blocks through two slots in turn (BlockActivations::inference_slot),
   // writing their outputs too: the workspace (already whole) or record 0, and record 1. A
-  // record that kept saved state lacks only its product inputs, unless it holds the set.
-  const int holder_slot = holder < 0 ? -1 : p.offload ? holder % 2 : holder;
-  auto inference = [&](int r, bool has_saved) {
-    return boundary + (!has_saved ? s.saved : r == holder_slot ? 0 : products);
-  };
+  // record borrows the full set of product inputs when there is one.
+  auto inference = [&](bool has_saved) { return boundary + (has_saved ? 0 : s.saved - (any_kept ? products : 0)); };
   if (p.checkpoint_every > 0) f.inference += any_checkpointed ? 0 : s.saved + boundary;
-  else f.inference += inference(0, p.offload ? slot_saved[0] : record_saved[0]);
-  f.inference += inference(1, p.offload ? slot_saved[1] : record_saved[1]);
+  else f.inference += inference(p.offload ? slot_saved[0] : record_saved[0]);
+  f.inference += inference(p.offload ? slot_saved[1] : record_saved[1]);
   return f;
 }
 

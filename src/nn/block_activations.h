@@ -81,7 +81,7 @@ class BlockActivations {
     Record& r = record(i);
     if (halved(i)) {  // the full set moves here from the block whose backward ran before
       reclaim_full_set();
-      lend_full_set(i);
+      lend_full_set(r.saved);
       widen(r);
     }
     return r.saved;
@@ -90,10 +90,14 @@ class BlockActivations {
   // Inference runs blocks through these two in turn (j = 0, 1, 2, ...), chosen among what
   // training allocates: the recompute workspace if there is one, and record 1 (record 0 too
   // without checkpointing). It overwrites the records of a forward whose backward has not run.
+  // A record whose product inputs are halved borrows the full set (the slot before it is done
+  // with it: the block reads only that slot's output).
   Saved& inference_slot(int j) {
+    reclaim_full_set();  // before records_ may move
     if (records_.size() < 2) records_.resize(2);
-    if (j % 2) return records_[1].saved;
-    return policy_.checkpoint_every > 0 ? work_ : records_[0].saved;
+    Saved& s = j % 2 ? records_[1].saved : policy_.checkpoint_every > 0 ? work_ : records_[0].saved;
+    if (half_ && &s != &work_) lend_full_set(s);  // the workspace has its own
+    return s;
   }
 
   // The most the offload pool has held in one pass.
@@ -152,7 +156,7 @@ class BlockActivations {
   template <typename Fn>
   void forward_block(int i, Fn& fn) {
     Saved& t = target(i);
-    if (half_ && !policy_.checkpointed(i)) lend_full_set(i);  // the last block keeps it
+    if (half_ && !policy_.checkpointed(i)) lend_full_set(t);  // the last block keeps it
     // The hand-off buffer is lent as the block's output, so the output is written in place
     // and then handed to the next record (or kept as the range's output) without a copy.
     std::swap(t.out, handoff_);
@@ -199,25 +203,26 @@ class BlockActivations {
   // ---- half product inputs -----------------------------------------------------------
   static uint16_t* as_halves(Buffer<T>& b) { return reinterpret_cast<uint16_t*>(b.data()); }
 
-  // Record i's product inputs become the full set (a record an inference pass wrote into has
-  // storage of its own: it keeps that, which reclaim_full_set then frees).
-  void lend_full_set(int i) {
-    const auto products = record(i).saved.product_inputs();
+  // A record's product inputs become the full set (a record that has storage of its own, as
+  // one an inference pass wrote into before training halved anything, keeps that, which
+  // reclaim_full_set then frees).
+  void lend_full_set(Saved& s) {
+    const auto products = s.product_inputs();
     if (spare_.size() < products.size()) spare_.resize(products.size());
     for (size_t k = 0; k < products.size(); ++k)
       if (products[k]->data() == nullptr) std::swap(*products[k], spare_[k]);
-    holder_ = i;
+    holder_ = &s;
   }
   // The set back to spare from the record it was lent to (if any); a second full-width buffer
-  // (an inference pass wrote into a halved record) is freed.
+  // is freed.
   void reclaim_full_set() {
-    if (holder_ < 0) return;
-    const auto products = record(holder_).saved.product_inputs();
+    if (!holder_) return;
+    const auto products = holder_->product_inputs();
     for (size_t k = 0; k < products.size(); ++k) {
       if (spare_[k].data() == nullptr) std::swap(*products[k], spare_[k]);
       else *products[k] = Buffer<T>(0, products[k]->device());
     }
-    holder_ = -1;
+    holder_ = nullptr;
   }
   void halve(Record& r) {
     const auto products = r.saved.product_inputs();
@@ -272,7 +277,7 @@ class BlockActivations {
   // half product inputs
   bool half_ = false;
   std::vector<Buffer<T>> spare_;  // the full set while no record holds it
-  int holder_ = -1;               // the block whose record holds it (-1: spare_ does)
+  Saved* holder_ = nullptr;       // the record holding it (null: spare_ does)
   // offloading
   std::vector<Region> regions_;  // per block of the range
   std::unique_ptr<OffloadTier> tier_;  // last: its copies use the buffers above, so it stops first
