@@ -8,6 +8,7 @@
 #include <array>
 
 #include "kernels/ops.h"
+#include "nn/activation_policy.h"
 #include "nn/block_scratch.h"
 #include "nn/flat.h"
 #include "tensor/buffer.h"
@@ -54,13 +55,17 @@ struct DecoderLayerSaved {
   std::array<Buffer<T>*, 9> for_backward() { return {&mean1, &rstd1, &qkv, &attn, &ctx, &h, &mean2, &rstd2, &pre}; }
   // Those backward reads only as inputs of products: attention's q, k, v and the context.
   std::array<Buffer<T>*, 2> product_inputs() { return {&qkv, &ctx}; }
-  // Values of for_backward() for batch B x T (what forward allocates besides `out`); on a
-  // tensor-parallel rank of `tp`, F and NH are the whole layer's and split here.
-  // Attention's share is what the current device's op saves (kernels::attention_saved_size).
-  static size_t values(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_, size_t tp = 1) {
+  // What for_backward() holds for batch B x T (what forward allocates besides `out`), its
+  // product inputs (q|k|v, ctx) named: the memory estimate's count. On a tensor-parallel rank
+  // of `tp`, F and NH are the whole layer's and split here. Attention's share is what the
+  // current device's op saves (kernels::attention_saved_size).
+  static BlockSaved block_saved(size_t N, size_t C, size_t F, size_t B, size_t NH, size_t T_, size_t tp = 1) {
     const kernels::AttentionShape attention{static_cast<int>(B), static_cast<int>(T_), static_cast<int>(C / tp),
                                            static_cast<int>(NH / tp), 0.f, 0, 0};
-    return N * C + 4 * N * C / tp + 4 * N + kernels::attention_saved_size(attention) + N * (F / tp);
+    BlockSaved s{N * C + 4 * N * C / tp + 4 * N + kernels::attention_saved_size(attention) + N * (F / tp)};
+    s.add_product_input(3 * N * C / tp);
+    s.add_product_input(N * C / tp);
+    return s;
   }
 };
 

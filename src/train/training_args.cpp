@@ -17,6 +17,7 @@
 #include "train/distribution_args.h"
 #include "train/hf_other_args.h"
 #include "train/loss_scaler.h"
+#include "train/mixed_precision.h"
 #include "train/log_reporters.h"
 #include "train/training_args_help.h"
 #include "util/error.h"
@@ -457,8 +458,7 @@ nn::ActivationPolicy activation_policy(const TrainingArguments& a) {
   nn::ActivationPolicy p;
   p.checkpoint_every = a.gradient_checkpointing ? a.gradient_checkpointing_every : 0;
   p.offload = a.offload_activations;
-  p.products = a.bf16 ? kernels::MatmulPrecision::Bf16 : a.fp16 ? kernels::MatmulPrecision::Fp16
-                                                                : kernels::MatmulPrecision::Fp32;
+  p.products = requested_precision(a).train;
   const char* tmp = std::getenv("TMPDIR");
   if (tmp && *tmp) p.offload_dir = tmp;
   return p;

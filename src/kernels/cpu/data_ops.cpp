@@ -1,6 +1,6 @@
-// Data movement on the CPU (and the half storage of product inputs): plain loops. Large fills and copies split into fixed blocks over
-// the OpenMP threads (memory bandwidth grows with cores); row moves split over rows, each row
-// written by one thread.
+// Data movement on the CPU (and the half storage of product inputs): plain loops. Large fills
+// and copies split into fixed blocks over the OpenMP threads (memory bandwidth grows with
+// cores); row moves split over rows, each row written by one thread.
 #include <algorithm>
 
 #include "kernels/cpu/common.h"

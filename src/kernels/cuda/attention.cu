@@ -24,9 +24,6 @@
 // a pass over the keys before any dS is known; then dQ by query rows (one kernel, after D in
 // the same kernel), dK and dV by keys (a second kernel): every output written by one warp,
 // summed in a fixed order, no atomics.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -49,14 +46,13 @@ struct Geo {
   float scale;
   int mask_heads, head0;
   GpuDropout drop;
-  int half;  // 0: fp32 operands; 1: q, k, v read rounded to bf16; 2: to fp16
+  MatmulPrecision products;  // q, k, v are read rounded to bf16 / fp16 under those
 
   // Element idx of q|k|v as the products read it.
   __device__ float in(const float* qkv, size_t idx) const {
-    const float x = qkv[idx];
-    if (half == 1) return __bfloat162float(__float2bfloat16_rn(x));
-    if (half == 2) return __half2float(__float2half_rn(x));
-    return x;
+    if (products == MatmulPrecision::Fp32) return qkv[idx];
+    const bool bf16 = products == MatmulPrecision::Bf16;
+    return from_half_bits(bf16, to_half_bits(bf16, qkv[idx]));
   }
 
   __device__ size_t qrow(int b, int t) const { return (static_cast<size_t>(b) * T + t) * 3 * C; }
@@ -79,7 +75,7 @@ Geo make_geo(const AttentionShape& s) {
   g.mask_heads = s.heads_total > 0 ? s.heads_total : s.NH;
   g.head0 = s.head0;
   g.drop = GpuDropout::make(s.dropout_p, s.seed, s.stream);
-  g.half = matmul_precision() == MatmulPrecision::Bf16 ? 1 : matmul_precision() == MatmulPrecision::Fp16 ? 2 : 0;
+  g.products = matmul_precision();
   if (g.HS > kMaxHS)
     throw std::runtime_error("kernels::attention on the GPU: head size " + std::to_string(g.HS) + " > " +
                              std::to_string(kMaxHS) + " is not supported");

@@ -6,6 +6,8 @@
 // sizes (the launch shape is a function of the sizes, never of the GPU), and nothing uses
 // atomics, so a kernel gives the same bits on every run.
 #pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -13,6 +15,7 @@
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/matmul_precision.h"
 
 namespace strata::kernels::cuda {
 
@@ -28,6 +31,15 @@ inline unsigned ceil_div(size_t a, size_t b) { return static_cast<unsigned>((a +
 inline unsigned elementwise_blocks(size_t n, unsigned threads) {
   const size_t b = (n + threads - 1) / threads;
   return static_cast<unsigned>(b < 65536 ? (b > 0 ? b : 1) : 65536);
+}
+
+// x rounded to bf16 (bf16 true) or fp16, nearest even as the CPU's float_to_bf16 /
+// float_to_half (a nan stays a nan; its payload may differ), as those 16 bits; and back.
+__device__ __forceinline__ uint16_t to_half_bits(bool bf16, float x) {
+  return bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x)) : __half_as_ushort(__float2half_rn(x));
+}
+__device__ __forceinline__ float from_half_bits(bool bf16, uint16_t h) {
+  return bf16 ? __bfloat162float(__ushort_as_bfloat16(h)) : __half2float(__ushort_as_half(h));
 }
 
 // Device scratch from the caching allocator, freed when it goes out of scope. Freeing while

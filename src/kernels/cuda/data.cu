@@ -1,10 +1,7 @@
 // Data movement on the GPU (kernels/ops.h, "data movement": fill, copy, copy_rows,
-// gather_rows, scatter_rows, argmax_rows, cast, slice_ids, to_half, from_half) and ce_slice_loss, T = float. Every
-// destination element is written once from one source element, so the results are exact, as
-// on the CPU.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
+// gather_rows, scatter_rows, argmax_rows, cast, slice_ids, to_half, from_half) and
+// ce_slice_loss, T = float. Every destination element is written once from one source element,
+// so the results are exact, as on the CPU.
 #include <cmath>
 #include <stdexcept>
 
@@ -91,18 +88,16 @@ __global__ void slice_ids_kernel(const int32_t* ids, int n, int first, int rows,
   out[i] = ids[i] != skip_id && r >= 0 && r < rows ? r : -1;
 }
 
-// Round to nearest even, as the CPU's float_to_bf16 / float_to_half (a nan stays a nan; its
-// payload may differ).
 __global__ void to_half_kernel(bool bf16, const float* x, uint16_t* y, size_t n) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    y[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x[i])) : __half_as_ushort(__float2half_rn(x[i]));
+    y[i] = to_half_bits(bf16, x[i]);
 }
 
 __global__ void from_half_kernel(bool bf16, const uint16_t* x, float* y, size_t n) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    y[i] = bf16 ? __bfloat162float(__ushort_as_bfloat16(x[i])) : __half2float(__ushort_as_half(x[i]));
+    y[i] = from_half_bits(bf16, x[i]);
 }
 
 struct CeSliceLossTerm {

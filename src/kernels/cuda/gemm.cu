@@ -20,8 +20,6 @@
 // also writes the pre-activation that the backward needs. Bias gradients are column sums in a
 // fixed order (common.cuh) added into db, as the contract wants (+=; BGRADB would overwrite).
 #include <cublasLt.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstring>
@@ -76,27 +74,11 @@ struct Plan {
   bool found = false;
 };
 
-// Device memory that grows to the largest request and is reused by every later product (on
-// the one stream, so a product's conversion never overtakes the previous product's reads).
-struct Scratch {
-  uint16_t* p = nullptr;
-  size_t capacity = 0;
-  uint16_t* get(size_t n) {
-    if (n > capacity) {
-      if (p) STRATA_CUDA_CHECK(cudaFree(p));  // synchronises: the old buffer's readers are done
-      STRATA_CUDA_CHECK(cudaMalloc(&p, n * sizeof(uint16_t)));
-      capacity = n;
-    }
-    return p;
-  }
-};
-
 struct Lt {
   cublasLtHandle_t handle = nullptr;
   void* workspace = nullptr;
   std::mutex mutex;
   std::unordered_map<Key, Plan, KeyHash> plans;
-  Scratch half_a, half_b;  // the operands of bf16 / fp16 products
 };
 
 Lt& lt() {
@@ -186,23 +168,19 @@ Plan make_plan(const Key& key, const float* bias, const float* aux) {
 __global__ void to_half_rows_kernel(bool bf16, const float* src, int ld, int rows, int cols, uint16_t* dst) {
   const size_t total = static_cast<size_t>(rows) * cols;
   for (size_t e = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const float x = src[(e / cols) * ld + e % cols];
-    dst[e] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x)) : __half_as_ushort(__float2half_rn(x));
-  }
+       e += static_cast<size_t>(gridDim.x) * blockDim.x)
+    dst[e] = to_half_bits(bf16, src[(e / cols) * ld + e % cols]);
 }
 
-// The stored operand (rows x cols, stride ld) in half precision, packed: returns its stride.
-int to_half_operand(MatmulPrecision p, const float* src, int ld, int rows, int cols, Scratch& scratch,
-                    const void** out) {
+// The stored operand (rows x cols, stride ld) rounded into `half`'s packed 16-bit values (the
+// scratch of a product, freed after it on the stream): returns their stride.
+int to_half_operand(MatmulPrecision p, const float* src, int ld, int rows, int cols, const Scratch& half) {
   const size_t total = static_cast<size_t>(rows) * cols;
-  uint16_t* dst = scratch.get(std::max<size_t>(total, 1));
   if (total > 0) {
     to_half_rows_kernel<<<elementwise_blocks(total, 256), 256, 0, stream()>>>(p == MatmulPrecision::Bf16, src, ld,
-                                                                              rows, cols, dst);
+                                                                              rows, cols, half.as<uint16_t>());
     STRATA_CUDA_LAUNCH_CHECK();
   }
-  *out = dst;
   return std::max(cols, 1);
 }
 
@@ -210,14 +188,18 @@ int to_half_operand(MatmulPrecision p, const float* src, int ld, int rows, int c
 // has no algorithm for the epilogue (the caller then does without it).
 bool lt_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
              float beta, float* C, int ldc, Epilogue epilogue, const float* bias, float* aux) {
-  Lt& s = lt();
-  std::lock_guard<std::mutex> lock(s.mutex);
   const MatmulPrecision precision = matmul_precision();
+  const bool half = precision != MatmulPrecision::Fp32;
+  // op(A) is stored [M, K] ([K, M] transposed), op(B) [K, N] ([N, K]).
+  const Scratch half_a(half ? static_cast<size_t>(M) * K * sizeof(uint16_t) : 0);
+  const Scratch half_b(half ? static_cast<size_t>(K) * N * sizeof(uint16_t) : 0);
   const void* a_op = A;
   const void* b_op = B;
-  if (precision != MatmulPrecision::Fp32) {  // op(A) is stored [M, K] ([K, M] transposed), op(B) [K, N] ([N, K])
-    lda = to_half_operand(precision, A, lda, ta ? K : M, ta ? M : K, s.half_a, &a_op);
-    ldb = to_half_operand(precision, B, ldb, tb ? N : K, tb ? K : N, s.half_b, &b_op);
+  if (half) {
+    lda = to_half_operand(precision, A, lda, ta ? K : M, ta ? M : K, half_a);
+    ldb = to_half_operand(precision, B, ldb, tb ? N : K, tb ? K : N, half_b);
+    a_op = half_a.as<uint16_t>();
+    b_op = half_b.as<uint16_t>();
   }
   Key key = make_key();
   key.ta = tb;  // cuBLAS's A is our B
@@ -237,6 +219,8 @@ bool lt_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A,
   key.align_bias = bias ? alignment(bias) : 0;
   key.align_aux = aux ? alignment(aux) : 0;
   // The key's ta/tb are cuBLAS's; make_plan's layouts read them that way.
+  Lt& s = lt();
+  std::lock_guard<std::mutex> lock(s.mutex);
   auto it = s.plans.find(key);
   if (it == s.plans.end()) it = s.plans.emplace(key, make_plan(key, bias, aux)).first;
   Plan& p = it->second;

@@ -334,10 +334,8 @@ typename Model<T>::ActivationTerms AlbertModel<T>::activation_terms(int B, int T
     case Task::QuestionAnswering: acts += 4 * N; break;
     default: break;
   }
-  nn::BlockSaved saved{nn::EncoderLayerSaved<T>::values(N, H, c.intermediate_size, B, c.num_heads, T_)};
-  saved.add_product_input(3 * NH);  // q|k|v
-  saved.add_product_input(NH);      // ctx
-  return {acts, saved, NH, static_cast<int>(applications_.size())};
+  return {acts, nn::EncoderLayerSaved<T>::block_saved(N, H, c.intermediate_size, B, c.num_heads, T_), NH,
+          static_cast<int>(applications_.size())};
 }
 
 template <typename T>

@@ -315,10 +315,8 @@ typename Model<T>::ActivationTerms EncoderModel<T>::activation_terms(int B, int 
     case Task::QuestionAnswering: acts += 4 * N; break;
     default: break;
   }
-  nn::BlockSaved saved{nn::EncoderLayerSaved<T>::values(N, C, c.intermediate_size, B, c.num_heads, T_, P)};
-  saved.add_product_input(3 * NC / P);  // q|k|v
-  saved.add_product_input(NC / P);      // ctx
-  return {acts, saved, NC, num_blocks()};
+  return {acts, nn::EncoderLayerSaved<T>::block_saved(N, C, c.intermediate_size, B, c.num_heads, T_, P), NC,
+          num_blocks()};
 }
 
 template <typename T>

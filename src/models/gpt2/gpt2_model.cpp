@@ -342,10 +342,8 @@ typename Model<T>::ActivationTerms Gpt2Model<T>::activation_terms(int B, int T_)
     case Task::TokenClassification: acts += N * c.num_labels + (c.classifier_dropout > 0 ? N * C : 0); break;
     default: break;
   }
-  nn::BlockSaved saved{nn::DecoderLayerSaved<T>::values(N, C, c.intermediate_size, B, c.num_heads, T_, P)};
-  saved.add_product_input(3 * N * C / P);  // q|k|v
-  saved.add_product_input(N * C / P);      // ctx
-  return {acts, saved, N * C, num_blocks()};
+  return {acts, nn::DecoderLayerSaved<T>::block_saved(N, C, c.intermediate_size, B, c.num_heads, T_, P), N * C,
+          num_blocks()};
 }
 
 template <typename T>
