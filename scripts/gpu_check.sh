@@ -167,6 +167,17 @@ if ((usable)) && [[ -x $ctest ]]; then
 elif ((usable)); then row "ctest -L gpu" "failed: no ctest" 0
 else row "ctest -L gpu" "skipped: no build" 0; fi
 
+# --- The projection's GPU figures (docs/studies.md, "GPU instance types"): `strata plan` on the
+# seeds' ALBERT job profiles its units on this GPU and prints the fraction of the peak they
+# reach, which catalog/gpus.yaml's `achieved` of this GPU is to keep.
+if [[ -z $gpu ]]; then row "strata plan (GPU fractions)" "skipped: no GPU" 0
+elif ((!usable)); then row "strata plan (GPU fractions)" "skipped: no build" 0
+else
+  timed "strata plan (GPU fractions)" 150 "$log/plan_albert.log" "$build/strata" plan examples/jobs/albert_p4d.yaml \
+    --instance-types ml.p4d.24xlarge --instance-counts 2,4,8,16 --max-degree 1 --calibration-steps 3 --profile-steps 3
+  grep -h '^measured on this GPU' "$log/plan_albert.log" || true
+fi
+
 # --- The GPU benchmarks, where they exist: bench/gpu/run.sh finds the build in
 # STRATA_GPU_BUILD and writes its files into STRATA_GPU_BENCH_OUT (packed into extra.tar.gz).
 if [[ ! -f bench/gpu/run.sh ]]; then row bench/gpu/run.sh "skipped: not written yet" 0

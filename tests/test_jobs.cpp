@@ -270,6 +270,14 @@ TEST(InstanceCatalog, ShipsTheSeedPricesAndChecksEntries) {
   expect_error([&] { InstanceCatalog::parse("a: {" + ok + "}\n", "cat.yaml"); }, {"field 'spot_usd_per_hour' is missing"});
   expect_error([&] { InstanceCatalog::parse("a: {" + ok + ", spot_usd_per_hour: 0.5, core: 2}\n", "cat.yaml"); },
                {"unknown field 'core'", "did you mean 'cores'"});
+  // The projection's fields: a GPU model and links, optional; a GPU model needs GPUs.
+  EXPECT_EQ(c.at("ml.p4d.24xlarge", "t").gpu, "a100-sxm4-40gb");
+  EXPECT_EQ(c.at("ml.p4d.24xlarge", "t").link_between, "efa-p4d");
+  EXPECT_EQ(c.at("local.c2", "t").gpu, "");
+  expect_error([&] { InstanceCatalog::parse("a: {" + ok + ", spot_usd_per_hour: 0.5, gpu: a100-sxm4-40gb}\n", "cat.yaml"); },
+               {"cat.yaml line 1: a", "names a gpu model (a100-sxm4-40gb) but has gpus: 0"});
+  expect_error([&] { InstanceCatalog::parse("a: {" + ok + ", spot_usd_per_hour: 0.5, link_betwen: x}\n", "cat.yaml"); },
+               {"unknown field 'link_betwen'", "did you mean 'link_between'"});
 }
 
 TEST(Billing, CostIsBillableSecondsTimesInstancesTimesHourlyPrice) {

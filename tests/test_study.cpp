@@ -5,11 +5,13 @@
 
 #include <cmath>
 
+#include "jobs/instance_catalog.h"
 #include "jobs/process.h"
 #include "models/registry.h"
 #include "report/gnuplot_chart.h"
 #include "report/html_page.h"
 #include "study/cell_plan.h"
+#include "study/gpu_rank.h"
 #include "study/link_model.h"
 #include "study/projection.h"
 #include "study/study_spec.h"
@@ -269,6 +271,101 @@ TEST(Study, LinksFileIsReadAndFitted) {
   EXPECT_GT(shm.bandwidth_bytes_per_s, 1e9);  // shared memory: GB/s
   EXPECT_LT(net.bandwidth_bytes_per_s, 12.5e6);  // no faster than the 100 Mbit/s limit
   expect_error([&] { find_link(links, "shn", "--link"); }, {"--link: no link 'shn'", "did you mean 'shm'"});
+}
+
+TEST(Study, GpuCatalogIsReadAndChecked) {
+  const GpuCatalog c = GpuCatalog::load(test::source_dir() + "/catalog/gpus.yaml");
+  const GpuModel& a100 = c.at("a100-sxm4-40gb", "t");
+  EXPECT_DOUBLE_EQ(a100.peak_flops.at("bf16"), 312e12);
+  EXPECT_DOUBLE_EQ(a100.memory_bytes_per_s, 1555e9);
+  EXPECT_EQ(c.matching("NVIDIA H100 80GB HBM3"), &c.at("h100-sxm5-80gb", "t"));
+  EXPECT_EQ(c.matching("NVIDIA H200"), &c.at("h200-sxm-141gb", "t"));
+  EXPECT_EQ(c.matching("Tesla T4"), nullptr);
+  EXPECT_NE(c.achieved(a100).source.find("assumed"), std::string::npos);  // nothing measured yet
+  expect_error([&] { c.at("a100-sxm4-40g", "instances.yaml: ml.p4d.24xlarge.gpu"); },
+               {"ml.p4d.24xlarge.gpu: no GPU 'a100-sxm4-40g'", "did you mean 'a100-sxm4-40gb'"});
+  const std::string assumed = "assumed: {products: {fp32: 0.5, tf32: 0.4, bf16: 0.3, fp16: 0.3}, memory: 0.7, source: s}\n";
+  const std::string gpu = "  g: {match: G, memory_gib: 8, memory_gbs: 100, tflops: {fp32: 10, bf16: 80}, source: s";
+  const GpuCatalog one = GpuCatalog::parse(assumed + "gpus:\n" + gpu + ", achieved: {products: {bf16: 0.5}, memory: 0.9, source: m}}\n", "g.yaml");
+  EXPECT_DOUBLE_EQ(one.achieved(one.at("g", "t")).products.at("bf16"), 0.5);  // measured beats assumed
+  expect_error([&] { GpuCatalog::parse(assumed + "gpus:\n" + gpu + ", memory_gbps: 1}\n", "g.yaml"); },
+               {"g.yaml line 3: g: unknown field 'memory_gbps'", "did you mean 'memory_gbs'"});
+  expect_error([&] { GpuCatalog::parse(assumed + "gpus:\n" + gpu + ", tflops: {fp23: 1}}\n", "g.yaml"); },
+               {"g.yaml line 3: g.tflops.fp23: unknown precision", "did you mean 'fp32'"});
+  expect_error([&] { GpuCatalog::parse(assumed + "gpus:\n" + gpu + ", achieved: {products: {bf16: 1.5}, memory: 0.9, source: m}}\n", "g.yaml"); },
+               {"g.achieved.products.bf16 is 1.5: at most 1"});
+  expect_error([&] { GpuCatalog::parse(assumed + "gpus:\n  g: {match: G, memory_gib: 8, tflops: {fp32: 1}, source: s}\n", "g.yaml"); },
+               {"g.yaml line 3: g: field 'memory_gbs' is missing"});
+  expect_error([&] { GpuCatalog::parse(assumed + "gpus:\n  g: {match: G, memory_gib: 8, memory_gbs: 1, tflops: {bf16: 80}, source: s}\n", "g.yaml"); },
+               {"g.tflops: every GPU needs its fp32 peak"});
+  expect_error([&] { GpuCatalog::parse("gpus: {}\n", "g.yaml"); }, {"g.yaml: expected {assumed:"});
+  expect_error([&] { GpuCatalog::parse("assumed: {products: {fp32: 0.5}, memory: 0.7, source: s}\ngpus: {}\n", "g.yaml"); },
+               {"assumed.products needs a fraction for tf32"});
+}
+
+TEST(Study, ShippedGpuTypesNameKnownGpusAndLinks) {
+  const jobs::InstanceCatalog types = jobs::InstanceCatalog::load(test::source_dir() + "/catalog/instances.yaml");
+  const GpuCatalog gpus = GpuCatalog::load(test::source_dir() + "/catalog/gpus.yaml");
+  const std::vector<LinkModel> links = load_links(test::source_dir() + "/catalog/links.yaml");
+  int gpu_types = 0;
+  for (const jobs::InstanceType& t : types.types()) {
+    if (!t.gpu.empty()) {
+      gpus.at(t.gpu, t.name);
+      ++gpu_types;
+    }
+    if (!t.link_within.empty()) {
+      EXPECT_GT(find_link(links, t.link_within, t.name).bandwidth_bytes_per_s, 1e10) << t.name;
+    }
+    if (!t.link_between.empty()) find_link(links, t.link_between, t.name);
+  }
+  EXPECT_EQ(gpu_types, 4);  // ml.p3.2xlarge, .8xlarge, .16xlarge, ml.p4d.24xlarge
+}
+
+TEST(Study, GpuRanksComputeTheirUnitsFlopsAtTheAchievedRate) {
+  const GpuCatalog gpus = GpuCatalog::load(test::source_dir() + "/catalog/gpus.yaml");
+  const GpuModel& v100 = gpus.at("v100-sxm2-16gb", "t");
+  // TF32 on a GPU without it runs fp32 (as PyTorch does); bf16 without tensor cores for it is refused.
+  EXPECT_DOUBLE_EQ(gpu_peak_flops(v100, "tf32", "t"), v100.peak_flops.at("fp32"));
+  expect_error([&] { gpu_peak_flops(v100, "bf16", "ml.p3.16xlarge"); },
+               {"ml.p3.16xlarge: v100-sxm2-16gb has no bf16 tensor cores", "train in fp16 or fp32 there"});
+  TrainingArguments a;
+  EXPECT_EQ(gpu_product_precision(a), "fp32");
+  a.tf32 = true;
+  EXPECT_EQ(gpu_product_precision(a), "tf32");
+  a.bf16 = true;
+  EXPECT_EQ(gpu_product_precision(a), "bf16");
+
+  GpuRanks g{gpus.at("a100-sxm4-40gb", "t"), {{{"bf16", 0.5}}, 0.8, "test"}, "bf16", 312e12};
+  const UnitProfile cpu = hand_profile();
+  const std::vector<double> flops = {3e9, 3e12, 3e12, 3e12, 3e12, 6e11};
+  const UnitProfile on_gpu = gpu_rank_profile(cpu, flops, g);
+  const double rate = 312e12 * 0.5;
+  EXPECT_EQ(on_gpu.threads, 1);
+  EXPECT_DOUBLE_EQ(on_gpu.units[1].forward_s, 1e12 / rate);  // a third forward, two thirds backward
+  EXPECT_DOUBLE_EQ(on_gpu.units[1].backward_s, 2e12 / rate);
+  EXPECT_DOUBLE_EQ(on_gpu.units[5].backward_s, 4e11 / rate);
+  EXPECT_DOUBLE_EQ(on_gpu.optimizer_s_per_value, 28 / (1555e9 * 0.8));
+  // What a rank sends and owns stays the CPU profile's.
+  EXPECT_EQ(on_gpu.units[1].tp_bytes, cpu.units[1].tp_bytes);
+  EXPECT_EQ(on_gpu.units[1].owned_values, cpu.units[1].owned_values);
+  EXPECT_EQ(on_gpu.boundary_bytes, cpu.boundary_bytes);
+  // A profile measured at some rate gives that rate back as the fraction of the peak.
+  EXPECT_NEAR(achieved_fraction(on_gpu, flops, 312e12), 0.5, 1e-12);
+  expect_error([&] { gpu_rank_profile(cpu, {1, 2}, g); }, {"2 unit FLOP counts for a profile of 6 units"});
+
+  // 8 ranks in one host all-reduce over its NVSwitch; 16 over two hosts cross the network.
+  const std::vector<LinkModel> links = load_links(test::source_dir() + "/catalog/links.yaml");
+  const LinkModel& nvswitch = find_link(links, "nvswitch-a100", "t");
+  const LinkModel& efa = find_link(links, "efa-p4d", "t");
+  ParallelLayout dp;
+  dp.dp = 8;
+  const double values = 4110;  // the hand profile's owned parameter values
+  const StepEstimate one_host = project_layout(on_gpu, dp, {1, 8, 0, 1}, nvswitch, efa, 0.01);
+  EXPECT_NEAR(one_host.compute_s, on_gpu.layer_units_s() + values * on_gpu.optimizer_s_per_value + 0.01, 1e-12);
+  EXPECT_NEAR(one_host.comm_s, allreduce_seconds(nvswitch, values * 4, 8), 1e-15);
+  dp.dp = 16;
+  EXPECT_NEAR(project_layout(on_gpu, dp, {2, 8, 0, 1}, nvswitch, efa, 0.01).comm_s, allreduce_seconds(efa, values * 4, 16),
+              1e-15);
 }
 
 TEST(Report, GnuplotScriptHasTheDataAndTitles) {

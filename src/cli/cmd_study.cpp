@@ -151,8 +151,16 @@ int study_run(const StudyOptions& o) {
   if (!spec.projection.instance_counts.empty()) {
     find_link(pc.links, spec.projection.link, spec.source + " projection.link");
     const jobs::InstanceCatalog catalog = jobs::InstanceCatalog::load(default_catalog());
-    pc.usd_per_instance_hour =
-        catalog.at(spec.projection.instance_type, spec.source + " projection.instance_type").on_demand_usd_per_hour;
+    const std::string where = spec.source + " projection.instance_type";
+    const jobs::InstanceType& t = catalog.at(spec.projection.instance_type, where);
+    pc.usd_per_instance_hour = t.on_demand_usd_per_hour;
+    pc.instance_cores = t.cores;
+    if (!t.gpu.empty()) {
+      const GpuCatalog gpus = GpuCatalog::load(default_gpus());
+      pc.gpu = gpus.at(t.gpu, cat(catalog.source(), ": ", t.name, ".gpu"));
+      pc.gpu_achieved = gpus.achieved(*pc.gpu);
+      if (!t.link_within.empty()) pc.gpu_link = find_link(pc.links, t.link_within, cat(catalog.source(), ": ", t.name, ".link_within")).name;
+    }
   }
 
   std::vector<CellRuns> cells;

@@ -8,6 +8,7 @@ namespace strata::cli {
 
 const char* default_catalog();  // catalog/instances.yaml: `strata job run` unless a spec names another
 const char* default_links();    // catalog/links.yaml: what studies and `strata plan` project with
+const char* default_gpus();     // catalog/gpus.yaml: the GPU models of those projections
 const char* netns_script();     // scripts/netns_cluster.sh: the hosts `strata study` runs netns cells on
 
 }  // namespace strata::cli

@@ -13,11 +13,17 @@ namespace {
 
 const std::vector<std::string> kFields = {"cores", "gpus", "memory_gib", "on_demand_usd_per_hour",
                                           "spot_usd_per_hour"};
+const std::vector<std::string> kOptionalFields = {"gpu", "link_within", "link_between"};
 
 double number(const YAML::Node& v, const std::string& where) {
   double x;
   if (!v.IsScalar() || !YAML::convert<double>::decode(v, x)) fail(where, " expects a number");
   return x;
+}
+
+std::string name(const YAML::Node& v, const std::string& where) {
+  if (!v.IsScalar() || v.Scalar().empty()) fail(where, " expects a name");
+  return v.Scalar();
 }
 
 }  // namespace
@@ -49,7 +55,14 @@ InstanceCatalog InstanceCatalog::parse(const std::string& text, const std::strin
       else if (key == "memory_gib") t.memory_gib = number(f.second, where);
       else if (key == "on_demand_usd_per_hour") t.on_demand_usd_per_hour = number(f.second, where);
       else if (key == "spot_usd_per_hour") t.spot_usd_per_hour = number(f.second, where);
-      else fail(at, ": unknown field '", key, "'", did_you_mean(key, kFields));
+      else if (key == "gpu") t.gpu = name(f.second, where);
+      else if (key == "link_within") t.link_within = name(f.second, where);
+      else if (key == "link_between") t.link_between = name(f.second, where);
+      else {
+        std::vector<std::string> known = kFields;
+        known.insert(known.end(), kOptionalFields.begin(), kOptionalFields.end());
+        fail(at, ": unknown field '", key, "'", did_you_mean(key, known));
+      }
     }
     for (const std::string& name : kFields)
       if (!kv.second[name]) fail(at, ": field '", name, "' is missing");
@@ -57,6 +70,7 @@ InstanceCatalog InstanceCatalog::parse(const std::string& text, const std::strin
     if (t.gpus < 0) fail(at, ": gpus must be >= 0");
     if (!(t.memory_gib > 0)) fail(at, ": memory_gib must be positive");
     if (!(t.on_demand_usd_per_hour > 0) || !(t.spot_usd_per_hour > 0)) fail(at, ": prices must be positive");
+    if (!t.gpu.empty() && t.gpus == 0) fail(at, ": names a gpu model (", t.gpu, ") but has gpus: 0");
     if (t.spot_usd_per_hour > t.on_demand_usd_per_hour)
       fail(at, ": spot_usd_per_hour (", t.spot_usd_per_hour, ") is above on_demand_usd_per_hour (",
            t.on_demand_usd_per_hour, ")");

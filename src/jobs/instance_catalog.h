@@ -14,6 +14,9 @@ struct InstanceType {
   double memory_gib = 0;
   double on_demand_usd_per_hour = 0;
   double spot_usd_per_hour = 0;
+  // For projections (optional): the GPU model (catalog/gpus.yaml) and the all-reduce links
+  // between its GPUs and between instances (catalog/links.yaml); "" where not given.
+  std::string gpu, link_within, link_between;
 };
 
 class InstanceCatalog {

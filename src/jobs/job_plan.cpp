@@ -122,7 +122,7 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.backend = b == "slurm" ? Backend::Slurm : b == "hostfile" ? Backend::Hostfile : Backend::Local;
   const auto& t = j.at("instance");
   p.instance = {t.at("name"), t.at("cores"), t.at("gpus"), t.at("memory_gib"), t.at("on_demand_usd_per_hour"),
-                t.at("spot_usd_per_hour")};
+                t.at("spot_usd_per_hour"), {}, {}, {}};  // the projection's fields are not recorded
   p.instance_count = j.at("instance_count");
   p.ranks_per_host = j.at("ranks_per_host");
   p.threads_per_rank = j.at("threads_per_rank");

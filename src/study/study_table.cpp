@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <map>
 
+#include "models/registry.h"
 #include "study/projection.h"
+#include "train/pipeline_partition.h"
 #include "util/median.h"
 #include "util/error.h"
 
@@ -168,20 +170,38 @@ nlohmann::json estimate_json(const StepEstimate& e) {
   return {{"compute_s", e.compute_s}, {"bubble_s", e.bubble_s}, {"comm_s", e.comm_s}, {"step_s", e.step_s()}};
 }
 
-// The projection past this machine: hosts of their own (no shared cores), shared memory within
-// a host, spec.projection.link between hosts; from the reference cell's measured step and profiles.
+// The projection past this machine: hosts of their own (no shared cores), shared memory (or a
+// GPU type's link) within a host, spec.projection.link between hosts; from the reference
+// cell's measured step and profiles, and for a GPU type its ranks' rates (gpu_rank.h).
 nlohmann::json project_layouts(const StudySpec& spec, const ProjectionContext& pc, const CellPlan& ref, double ref_step_s) {
-  const LinkModel* shm = link_of(pc.links, "shm");
+  const LinkModel* within = link_of(pc.links, pc.gpu ? pc.gpu_link : "shm");
   const LinkModel& inter = find_link(pc.links, spec.projection.link, spec.source + " projection.link");
   const UnitProfile* whole = profile_of(pc, ref.whole_batch_profile());
   nlohmann::json out = nlohmann::json::array();
-  if (!shm || !whole) return out;
+  if (!within || !whole) return out;
   const double other = other_seconds(ref_step_s, *whole);
+  std::optional<GpuRanks> gpu;
+  if (pc.gpu) {
+    gpu = GpuRanks{*pc.gpu, pc.gpu_achieved, gpu_product_precision(ref.args), 0};
+    gpu->peak = gpu_peak_flops(gpu->gpu, gpu->precision, spec.source + " projection.instance_type");
+  }
   for (const ProjectedLayout& p : pc.past) {
     const UnitProfile* micro = profile_of(pc, p.profile);
     if (!micro) continue;
-    const LayoutShape shape{p.instances, p.ranks_per_host, 0, ref.threads_per_rank};
-    const StepEstimate e = project_layout(*micro, p.layout, shape, *shm, inter, other);
+    LayoutShape shape{p.instances, p.ranks_per_host, 0, ref.threads_per_rank};
+    StepEstimate e;
+    if (gpu) {
+      ModelConfig split = load_model_config(ref.args.model_name_or_path);
+      split.tensor_split = {p.layout.tp, 0};
+      std::vector<double> flops = estimate_unit_flops(*make_model<float>(split), micro->T);
+      for (double& f : flops) f *= micro->B;
+      shape.threads_per_rank = 1;
+      const double host_threads = std::max(1, pc.instance_cores / p.ranks_per_host);
+      e = project_layout(gpu_rank_profile(*micro, flops, *gpu), p.layout, shape, *within, inter,
+                         other * ref.threads_per_rank / host_threads);
+    } else {
+      e = project_layout(*micro, p.layout, shape, *within, inter, other);
+    }
     const int64_t global = static_cast<int64_t>(ref.per_device_batch) * p.layout.accumulation * p.layout.dp;
     const int64_t steps = spec.budget.steps(global);
     const double t = e.step_s() * steps;
@@ -299,7 +319,10 @@ std::string results_csv(const nlohmann::json& results) {
   out += ",label\n";
   for (const nlohmann::json& r : results.at("cells")) {
     std::string line;
-    for (const Column& c : kColumns) line += (line.empty() ? "" : ",") + csv_quote(cell_text(r, c));
+    for (const Column& c : kColumns) {
+      if (!line.empty()) line += ',';
+      line += csv_quote(cell_text(r, c));
+    }
     out += line + "," + csv_quote(r.value("label", "")) + "\n";
   }
   return out;

@@ -3,12 +3,14 @@
 // billing. Kept as results.json (what `strata report` reads) and written as CSV and Markdown.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "study/cell_plan.h"
+#include "study/gpu_rank.h"
 #include "study/link_model.h"
 #include "study/run_result.h"
 
@@ -31,6 +33,12 @@ struct ProjectionContext {
   std::vector<LinkModel> links;  // empty: no projection
   int machine_cores = 1;
   double usd_per_instance_hour = 0;
+  // A GPU projection type: its GPU and fractions (gpu_rank.h), the link between its GPUs
+  // ("shm" where it names none) and its cores (the host work of a rank runs on its share).
+  std::optional<GpuModel> gpu;
+  Achieved gpu_achieved;
+  std::string gpu_link = "shm";
+  int instance_cores = 1;
   std::map<std::string, UnitProfile> profiles;  // by ProfileKey::id(); a cell without its profiles is not projected
   std::vector<ProjectedLayout> past;
 };

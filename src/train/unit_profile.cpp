@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 
+#include "kernels/device.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/registry.h"
@@ -17,6 +18,12 @@ namespace strata {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A time stamp after the work queued so far has run: on a GPU the host only queues kernels.
+Clock::time_point after_queued_work() {
+  kernels::synchronize();
+  return Clock::now();
+}
 
 // Every position a real token (ids clear of the first few, which hold the special tokens and
 // RoBERTa's padding), with the targets the task's loss reads.
@@ -150,27 +157,27 @@ UnitProfile profile_units(ModelConfig cfg, int B, int T, int tp, int threads, in
     // The collectives of one step are counted (every step makes the same).
     CommCount discard;
     auto count_into = [&](CommCount* part) { now = step == 1 ? part : &discard; };
-    const auto t0 = Clock::now();
+    const auto t0 = after_queued_work();
     count_into(&embeddings_comm);
     const float* x0 = model->forward(b, drop, embeddings, nullptr, *s_embeddings);
-    const auto t1 = Clock::now();
+    const auto t1 = after_queued_work();
     count_into(&blocks_comm);
     const float* xL = model->forward(b, drop, blocks, x0, *s_blocks);
-    const auto t2 = Clock::now();
+    const auto t2 = after_queued_work();
     count_into(&head_comm);
     model->forward(b, drop, head, xL, *s_head);
     model->loss(b, *s_head);
-    const auto t3 = Clock::now();
+    const auto t3 = after_queued_work();
     const float* d_xL = model->backward(b, drop, head, nullptr, *s_head);
-    const auto t4 = Clock::now();
+    const auto t4 = after_queued_work();
     count_into(&blocks_comm);
     const float* d_x0 = model->backward(b, drop, blocks, d_xL, *s_blocks);
-    const auto t5 = Clock::now();
+    const auto t5 = after_queued_work();
     count_into(&embeddings_comm);
     model->backward(b, drop, embeddings, d_x0, *s_embeddings);
-    const auto t6 = Clock::now();
+    const auto t6 = after_queued_work();
     opt.step(model->params().data(), model->grads().data(), 1e-5);
-    const auto t7 = Clock::now();
+    const auto t7 = after_queued_work();
     if (step == 0) continue;  // warm-up: first touch of every buffer
     auto s = [](Clock::time_point a, Clock::time_point z) { return std::chrono::duration<double>(z - a).count(); };
     fwd[0].push_back(s(t0, t1));

@@ -116,7 +116,8 @@ if grep -qiE "(src|href)=\"(https?:)?//" study/report.html; then fail "the repor
 grep -q "Memory per rank" "$job/report.html" || fail "the job report has no memory chart"
 
 # strata plan: a calibration run and unit profiles, then every catalog type at 1 and 2 instances
-# with the layouts the model takes (dp x pp x tp), fastest first.
+# with the layouts the model takes (dp x pp x tp), fastest first; GPU types from the GPU
+# catalog (an MFU each), CPU types from this machine's cores.
 "$STRATA" plan job.yaml --instance-counts 1,2 --calibration-steps 4 --top 0 > plan.log 2>&1 || { cat plan.log; fail "strata plan failed"; }
 cat plan.log
 # A step of the tiny model takes milliseconds: a figure near zero means the calibration's two
@@ -132,11 +133,17 @@ assert len(rows) >= 4, rows
 def seconds(hms):
     h, m, s = map(int, hms.split(":")); return 3600 * h + 60 * m + s
 rows = [r for r in rows if not r.startswith("(")]
-fits = [r.split() for r in rows if r.split()[-8] == "yes"]
+fits = [r.split() for r in rows if r.split()[-9] == "yes"]
 totals = [seconds(r[-2]) for r in fits]
 assert totals == sorted(totals), "not fastest first: " + str(totals)
 assert any("1 x local.c1" in r for r in rows) and any("2 x local.c2" in r for r in rows), rows
+gpu = [r for r in rows if "ml.p4d.24xlarge (8 GPU rank(s))" in r]
+assert gpu and all(0 < float(r.split()[-4]) <= 100 for r in gpu), gpu
+assert all(r.split()[-4] == "-" for r in rows if "local.c" in r), rows
+assert any(l.startswith("  ml.p4d.24xlarge: 8 rank(s), each on a100-sxm4-40gb") for l in lines), lines
 PY
+if "$STRATA" plan job.yaml --instance-types ml.p4d.24xlarg > badtype.log 2>&1; then fail "an unknown instance type was accepted"; fi
+grep -q "did you mean 'ml.p4d.24xlarge'" badtype.log || fail "wrong message for an unknown type: $(cat badtype.log)"
 if "$STRATA" plan job.yaml --link infiniband > badlink.log 2>&1; then fail "an unknown link was accepted"; fi
 grep -q "no link 'infiniband'" badlink.log || fail "wrong message for an unknown link: $(cat badlink.log)"
 echo PASS
