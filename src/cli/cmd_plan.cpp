@@ -52,6 +52,8 @@ struct PlanOptions {
   int max_degree = 4;    // pipeline and tensor-parallel degrees tried: 1, 2, 4
   int profile_steps = 3;  // timed steps of each unit profile
   int top = 20;
+  double startup_s = -1;  // a job's fixed cost inside its training time; < 0: the calibration's
+  int64_t samples = 0;    // the training budget in samples (steps follow the global batch); 0: the job's
 };
 
 constexpr const char* kDefaultLink = "datacenter-25gbit";
@@ -60,6 +62,7 @@ struct Calibration {
   double step_s = 0;          // seconds per step, start-up excluded
   int steps = 0;              // the N the step was measured over
   bool upper_bound = false;   // the difference stayed in the jitter: the long run's mean step
+  double startup_s = 0;       // what 2 steps' train_runtime has beyond 2 steps (0 for an upper bound)
   int threads = 1;
   int64_t train_samples = 0;  // the training set's size, as the trainer counted it
 };
@@ -109,6 +112,7 @@ Calibration calibrate(const jobs::JobSpec& spec, const PlanOptions& o, int threa
     if (long_s - short_s > 0.1 * short_s) {
       c.step_s = (long_s - short_s) / n;
       c.steps = n;
+      c.startup_s = std::max(0.0, short_s - 2 * c.step_s);
       return c;
     }
     if (attempt == 2) {
@@ -133,10 +137,34 @@ struct Candidate {
   int64_t steps = 0;
   double total_s = 0, cost_usd = 0;
   double mfu = 0;  // GPU ranks: the model's FLOPs per step over the GPUs' peak in that time
+  int64_t global = 0;  // samples per step
+  double efficiency = 0;  // samples per second and rank over the type's smallest data-parallel row's
+  const jobs::InstanceType* type = nullptr;
 };
 
+// Scaling efficiency, as the seeds define it: each row's samples per second and rank over
+// those of its type's row with the fewest ranks among the data-parallel ones (start-up included).
+void set_efficiency(std::vector<Candidate>& all) {
+  std::map<const jobs::InstanceType*, const Candidate*> reference;
+  for (const Candidate& c : all) {
+    if (c.parallel.pp != 1 || c.parallel.tp != 1) continue;
+    const Candidate*& r = reference[c.type];
+    if (!r || c.world < r->world) r = &c;
+  }
+  auto per_rank = [](const Candidate& c) { return static_cast<double>(c.steps * c.global) / c.total_s / c.world; };
+  for (Candidate& c : all) {
+    const auto it = reference.find(c.type);
+    if (it != reference.end()) c.efficiency = per_rank(c) / per_rank(*it->second);
+  }
+}
+
+// H:MM:SS, or seconds to 3 digits under 10 s (a GPU plan of a small job).
 std::string hms(double s) {
   char buf[32];
+  if (s < 10) {
+    std::snprintf(buf, sizeof buf, "%.3gs", s);
+    return buf;
+  }
   const long t = std::lround(s);
   std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
   return buf;
@@ -327,6 +355,7 @@ int plan_run(const PlanOptions& o) {
   };
   const UnitProfile& whole = profile({});
   const double other = other_seconds(cal.step_s, whole);
+  const double startup_s = o.startup_s >= 0 ? o.startup_s : cal.startup_s;
   const double step_flops = std::accumulate(seq_flops.begin(), seq_flops.end(), 0.0) * B * a.gradient_accumulation_steps;
 
   std::vector<Candidate> all;
@@ -366,24 +395,28 @@ int plan_run(const PlanOptions& o) {
         } else {
           c.step = project_layout(micro, c.parallel, LayoutShape{n, rph, 0, m.threads}, *m.within, *m.between, other);
         }
-        const int64_t global = static_cast<int64_t>(B) * a.gradient_accumulation_steps * c.parallel.dp;
-        c.steps = a.max_steps > 0 ? a.max_steps
-                                  : static_cast<int64_t>(std::ceil(a.num_train_epochs * static_cast<double>(cal.train_samples) /
-                                                                   static_cast<double>(global)));
-        c.total_s = c.step.step_s() * c.steps;
+        c.type = &t;
+        c.global = static_cast<int64_t>(B) * a.gradient_accumulation_steps * c.parallel.dp;
+        const double global = static_cast<double>(c.global);
+        c.steps = o.samples > 0      ? static_cast<int64_t>(std::ceil(static_cast<double>(o.samples) / global))
+                  : a.max_steps > 0 ? a.max_steps
+                                    : static_cast<int64_t>(std::ceil(a.num_train_epochs * static_cast<double>(cal.train_samples) / global));
+        c.total_s = startup_s + c.step.step_s() * c.steps;
         const double price = spec.use_spot_instances ? t.spot_usd_per_hour : t.on_demand_usd_per_hour;
         c.cost_usd = c.total_s * n * price / 3600;
         all.push_back(c);
       }
   }
+  set_efficiency(all);
   std::stable_sort(all.begin(), all.end(), [](const Candidate& x, const Candidate& y) {
     if (x.fits != y.fits) return x.fits;
     return x.total_s < y.total_s;
   });
   std::printf("job %s: model %s, batch %d x seq %d per rank, %s\n", spec.source.c_str(), a.model_name_or_path.c_str(), B,
               a.max_seq_length,
-              a.max_steps > 0 ? cat(a.max_steps, " steps").c_str()
-                              : cat(a.num_train_epochs, " epoch(s) of ", cal.train_samples, " samples").c_str());
+              o.samples > 0       ? cat(o.samples, " samples (--samples), steps as the global batch allows").c_str()
+              : a.max_steps > 0 ? cat(a.max_steps, " steps").c_str()
+                                : cat(a.num_train_epochs, " epoch(s) of ", cal.train_samples, " samples").c_str());
   if (!here.note.empty()) std::printf("note: %s\n", here.note.c_str());
   const double units_s = whole.layer_units_s();
   auto both = [](const UnitWork& w) { return w.forward_s + w.backward_s; };
@@ -392,6 +425,8 @@ int plan_run(const PlanOptions& o) {
               cal.step_s, cal.threads, cal.upper_bound ? "an upper bound: the mean of" : "the difference of 2 and 2 + N, N =",
               cal.steps, units_s, both(whole.units.front()), whole.units.size() - 2, both(whole.units[1]),
               both(whole.units.back()), whole.step_compute_s() - units_s, other);
+  std::printf("start-up: %.4g s a job (%s), added to each total\n", startup_s,
+              o.startup_s >= 0 ? "--startup-seconds" : "the 2-step run's training time beyond its 2 steps");
   std::printf("model: %.4g GFLOP per step and rank (forward + backward of the units: 6 per weight and token, attention "
               "12 T per token and width)\n", step_flops / 1e9);
   for (const TypeModel& m : models) std::printf("  %s\n", describe(m).c_str());
@@ -405,16 +440,17 @@ int plan_run(const PlanOptions& o) {
               "fraction of the GPU's peak above (kernel launches not counted), the rest of a step (data, the trainer) "
               "on their share of the host's cores; all-reduces are not hidden behind backward (an upper bound); "
               "pipelines without microbatches get the fewest that keep the bubble at or below a third\n\n");
-  std::printf("%-50s %6s %10s %10s %5s %9s %9s %9s %9s %6s %8s %10s %12s\n", "layout", "ranks", "dp x pp x tp",
-              "MiB/rank", "fits", "compute s", "bubble s", "comm s", "step s", "MFU", "steps", "total", "cost USD");
+  std::printf("%-50s %6s %10s %10s %5s %9s %9s %9s %9s %6s %8s %10s %5s %12s\n", "layout", "ranks", "dp x pp x tp",
+              "MiB/rank", "fits", "compute s", "bubble s", "comm s", "step s", "MFU", "steps", "total", "eff",
+              "cost USD");
   const size_t shown = o.top > 0 ? std::min<size_t>(all.size(), static_cast<size_t>(o.top)) : all.size();
   for (size_t i = 0; i < shown; ++i) {
     const Candidate& c = all[i];
-    std::printf("%-50s %6d %10s %10.1f %5s %9.4g %9.4g %9.4g %9.4g %6s %8lld %10s %12.6f\n", c.layout.c_str(), c.world,
-                cat(c.parallel.dp, "x", c.parallel.pp, "x", c.parallel.tp).c_str(), c.mem_mib, c.fits ? "yes" : "no",
-                c.step.compute_s, c.step.bubble_s, c.step.comm_s, c.step.step_s(),
+    std::printf("%-50s %6d %10s %10.1f %5s %9.4g %9.4g %9.4g %9.4g %6s %8lld %10s %5.2f %12.6f\n", c.layout.c_str(),
+                c.world, cat(c.parallel.dp, "x", c.parallel.pp, "x", c.parallel.tp).c_str(), c.mem_mib,
+                c.fits ? "yes" : "no", c.step.compute_s, c.step.bubble_s, c.step.comm_s, c.step.step_s(),
                 c.mfu > 0 ? cat(std::lround(c.mfu * 1000) / 10.0).c_str() : "-", static_cast<long long>(c.steps),
-                hms(c.total_s).c_str(), c.cost_usd);
+                hms(c.total_s).c_str(), c.efficiency, c.cost_usd);
   }
   if (shown < all.size()) std::printf("(%zu more: --top 0 lists them all)\n", all.size() - shown);
   if (skipped) std::printf("(%d layout(s) the model cannot take left out: heads, layers or vocabulary)\n", skipped);
@@ -441,6 +477,14 @@ Run define_plan(CLI::App& cmd) {
   cmd.add_option("--profile-steps", o->profile_steps, "timed steps of each layer-unit profile")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  cmd.add_option("--startup-seconds", o->startup_s,
+                 "a job's fixed cost inside its training time (first batches, collectives' set-up); default: "
+                 "measured by the calibration")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--samples", o->samples,
+                 "the training budget in samples: each layout takes the steps its global batch needs (as a study's "
+                 "budget); default: the job's max_steps or epochs")
+      ->check(CLI::PositiveNumber);
   cmd.add_option("--top", o->top, "rows to print, best first (0: all)")->check(CLI::NonNegativeNumber)->capture_default_str();
   return [o](const auto&) { return plan_run(*o); };
 }

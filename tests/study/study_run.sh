@@ -130,16 +130,20 @@ import sys
 lines = open(sys.argv[1]).read().splitlines()
 rows = lines[[i for i, l in enumerate(lines) if l.startswith("layout")][0] + 1:]
 assert len(rows) >= 4, rows
-def seconds(hms):
+def seconds(hms):  # H:MM:SS, or "0.123s" under 10 s
+    if hms.endswith("s"): return float(hms[:-1])
     h, m, s = map(int, hms.split(":")); return 3600 * h + 60 * m + s
 rows = [r for r in rows if not r.startswith("(")]
-fits = [r.split() for r in rows if r.split()[-9] == "yes"]
-totals = [seconds(r[-2]) for r in fits]
+fits = [r.split() for r in rows if r.split()[-10] == "yes"]
+totals = [seconds(r[-3]) for r in fits]
 assert totals == sorted(totals), "not fastest first: " + str(totals)
 assert any("1 x local.c1" in r for r in rows) and any("2 x local.c2" in r for r in rows), rows
 gpu = [r for r in rows if "ml.p4d.24xlarge (8 GPU rank(s))" in r]
-assert gpu and all(0 < float(r.split()[-4]) <= 100 for r in gpu), gpu
-assert all(r.split()[-4] == "-" for r in rows if "local.c" in r), rows
+assert gpu and all(0 < float(r.split()[-5]) <= 100 for r in gpu), gpu
+assert all(r.split()[-5] == "-" for r in rows if "local.c" in r), rows
+# Scaling efficiency against each type's smallest data-parallel row, which is 1 itself.
+assert any("1 x ml.p4d.24xlarge" in r and " 8x1x1 " in r and r.split()[-2] == "1.00" for r in rows), gpu
+assert all(0 < float(r.split()[-2]) <= 1.5 for r in rows), rows
 assert any(l.startswith("  ml.p4d.24xlarge: 8 rank(s), each on a100-sxm4-40gb") for l in lines), lines
 PY
 if "$STRATA" plan job.yaml --instance-types ml.p4d.24xlarg > badtype.log 2>&1; then fail "an unknown instance type was accepted"; fi
