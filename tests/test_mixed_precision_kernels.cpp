@@ -19,6 +19,8 @@
 #include "kernels/gemm_threading.h"
 #include "kernels/matmul_precision.h"
 #include "kernels/ops.h"
+#include "models/config.h"
+#include "train/mixed_precision.h"
 
 namespace strata {
 namespace {
@@ -181,6 +183,36 @@ TEST(MixedPrecisionKernels, Fp64ProductsAreNeverRounded) {
   PrecisionScope scope(MatmulPrecision::Bf16, MatmulPath::Emulated);
   k::gemm<double>(false, false, 1, 1, 2, 1.0, a, 2, b, 1, 0.0, &c, 1);
   EXPECT_EQ(c, 2 + 0x1p-30 + 0x1p-40);
+}
+
+
+
+// What the memory plan counts for the converted operands of the largest product: a tiny
+// masked-LM BERT (hidden 8, FFN 16, vocabulary 40) whose largest product is the LM head's,
+// N x V + V x E values (the decoder's weight gradient reads dy [N, V] and its weight [V, E]).
+TEST(MixedPrecisionPlan, ConvertedOperandsOnTheCpuAndOnAGpu) {
+  const ModelConfig c = parse_model_config(
+      {{"model_type", "bert"}, {"architectures", {"BertForMaskedLM"}}, {"vocab_size", 40}, {"hidden_size", 8},
+       {"num_hidden_layers", 1}, {"num_attention_heads", 2}, {"intermediate_size", 16}, {"max_position_embeddings", 16},
+       {"type_vocab_size", 2}},
+      "tiny bert");
+  const MixedPrecision fp32, native{MatmulPrecision::Bf16, MatmulPrecision::Bf16, MatmulPath::Native},
+      emulated{MatmulPrecision::Bf16, MatmulPrecision::Bf16, MatmulPath::Emulated},
+      fp16{MatmulPrecision::Fp16, MatmulPrecision::Fp16, MatmulPath::Native};
+  const size_t head = 12 * 40 + 40 * 8;  // 12 tokens
+  EXPECT_EQ(product_operand_bytes(fp32, c, 12), 0u);
+  EXPECT_EQ(product_operand_bytes(fp32, c, 12, true), 0u);
+  EXPECT_EQ(product_operand_bytes(native, c, 12), head * 2);
+  EXPECT_EQ(product_operand_bytes(emulated, c, 12), head * 4);
+  EXPECT_EQ(product_operand_bytes(fp16, c, 12), head * 4);  // no native fp16 on a CPU: fp32 buffers
+  // A GPU converts both operands whole, 2 bytes a value whatever the CPU's path.
+  EXPECT_EQ(product_operand_bytes(emulated, c, 12, true), head * 2);
+  EXPECT_EQ(product_operand_bytes(fp16, c, 12, true), head * 2);
+  // A product over a million tokens: the CPU converts it in parts of at most
+  // kMostConvertedValues values, the GPU all of it.
+  const size_t big = 1000000 * 40 + 1000000 * 8;
+  EXPECT_EQ(product_operand_bytes(native, c, 1000000), k::kMostConvertedValues * 2);
+  EXPECT_EQ(product_operand_bytes(native, c, 1000000, true), big * 2);
 }
 
 }  // namespace

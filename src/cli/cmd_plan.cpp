@@ -381,7 +381,7 @@ int plan_run(const PlanOptions& o) {
         c.layout = m.gpu ? cat(n, " x ", t.name, " (", rph, " GPU rank(s))")
                          : cat(n, " x ", t.name, " (", rph, " rank(s) of ", m.threads, " thread(s) each)");
         c.mem_mib =
-            static_cast<double>(plan_largest_rank(rank_model(tp), c.parallel.stage_blocks, B, T, c.parallel.dp, la).total()) /
+            static_cast<double>(plan_largest_rank(rank_model(tp), c.parallel.stage_blocks, B, T, c.parallel.dp, la, m.gpu.has_value()).total()) /
             (1 << 20);
         c.fits = m.gpu ? c.mem_mib <= m.gpu->gpu.memory_gib * 1024 : c.mem_mib * rph <= t.memory_gib * 1024;
         const UnitProfile& micro = profile(c.parallel);

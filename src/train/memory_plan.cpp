@@ -280,7 +280,7 @@ std::string format_measured_memory(int rank, const RankMemoryMeasured& m) {
 }
 
 RankMemoryPlan plan_largest_rank(const Model<float>& rank_model, const std::vector<int>& stage_blocks, int B, int T,
-                                 int dp, const TrainingArguments& a) {
+                                 int dp, const TrainingArguments& a, bool on_gpu) {
   const int states = a.optimizer_states();
   RankMemoryPlan largest;
   if (stage_blocks.size() <= 1 && a.microbatches == 1) {
@@ -296,7 +296,7 @@ RankMemoryPlan plan_largest_rank(const Model<float>& rank_model, const std::vect
     }
   }
   largest.product_operands =
-      product_operand_bytes(requested_precision(a), rank_model.config(), static_cast<size_t>(B) * T);
+      product_operand_bytes(requested_precision(a), rank_model.config(), static_cast<size_t>(B) * T, on_gpu);
   return largest;
 }
 

@@ -84,9 +84,10 @@ RankMemoryPlan plan_stage_memory(const Model<float>& model, const StageShare& s,
 // Before any run, the plan of the rank with the largest one in a layout: `rank_model` is one
 // tensor-parallel rank's model (its slices), `stage_blocks` the pipeline's blocks per stage
 // (empty: one stage), B x T per rank, dp data-parallel ranks; the rest (ZeRO stage, buckets,
-// optimizer, micro-batches, schedule, activation policy) from `a`.
+// optimizer, micro-batches, schedule, activation policy) from `a`; `on_gpu`: a GPU rank's
+// (its converted product operands are the GPU's).
 RankMemoryPlan plan_largest_rank(const Model<float>& rank_model, const std::vector<int>& stage_blocks, int B, int T,
-                                 int dp, const TrainingArguments& a);
+                                 int dp, const TrainingArguments& a, bool on_gpu = false);
 
 // A few lines: one per kind of state, in MiB.
 std::string format_memory_plan(const RankMemoryPlan& p, int B, int T);

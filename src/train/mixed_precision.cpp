@@ -50,7 +50,7 @@ std::string MixedPrecision::describe() const {
   return s;
 }
 
-size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size_t tokens) {
+size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size_t tokens, bool on_gpu) {
   if (!m.any()) return 0;
   const bool native = m.path == k::MatmulPath::Native && m.train != k::MatmulPrecision::Fp16 &&
                       m.eval != k::MatmulPrecision::Fp16;
@@ -64,6 +64,7 @@ size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size
     const size_t V = static_cast<size_t>(c.vocab_size) / d, E = static_cast<size_t>(c.embedding_size > 0 ? c.embedding_size : c.hidden_size);
     largest = std::max(largest, N * V + std::max(V * E, N * E));
   }
+  if (on_gpu) return largest * 2;
   // The CPU converts at most kMostConvertedValues at once (larger products run in parts).
   return std::min(largest, k::kMostConvertedValues) * (native ? 2 : 4);
 }

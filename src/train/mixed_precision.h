@@ -34,9 +34,10 @@ MixedPrecision mixed_precision(const TrainingArguments& a);
 // only grows) under `m`: 2 bytes a value natively (bf16), 4 emulated (and fp16, which has no
 // native CPU path), none in fp32. The largest product is the FFN's, the fused QKV projection's
 // or a language-model head's over the vocabulary (each a tensor-parallel rank's slice), up to
-// kernels::kMostConvertedValues (a larger one converts in parts). (On a GPU the operands are
-// converted in device memory, whole: not counted here.)
-size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size_t tokens);
+// kernels::kMostConvertedValues (a larger one converts in parts). `on_gpu`: the GPU converts
+// both operands of a product whole, 2 bytes a value, into blocks its caching allocator keeps
+// (kernels/cuda/gemm.cu).
+size_t product_operand_bytes(const MixedPrecision& m, const ModelConfig& c, size_t tokens, bool on_gpu = false);
 
 // Products in `p` (on the given path) until the scope ends, then as before.
 class MatmulPrecisionScope {

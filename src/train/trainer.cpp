@@ -494,8 +494,9 @@ RankMemoryPlan Trainer::memory_plan(int B, int T, EvalShape eval, const Training
   // Each replica thread multiplies its rows; evaluation runs whole batches on the main thread.
   const size_t train_tokens = static_cast<size_t>((B + pipe_->replicas() - 1) / pipe_->replicas()) * T;
   const size_t eval_tokens = static_cast<size_t>(eval.B > 0 ? eval.B : B) * (eval.T > 0 ? eval.T : T);
-  p.product_operands = static_cast<size_t>(pipe_->replicas()) *
-                       product_operand_bytes(requested_precision(a), model_->config(), std::max(train_tokens, eval_tokens));
+  p.product_operands =
+      static_cast<size_t>(pipe_->replicas()) *
+      product_operand_bytes(requested_precision(a), model_->config(), std::max(train_tokens, eval_tokens), kernels::on_cuda());
   return p;
 }
 
