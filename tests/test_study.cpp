@@ -244,10 +244,13 @@ TEST(Study, UnitProfileCountsTheTensorParallelTraffic) {
   for (const UnitWork& u : whole.units) {
     EXPECT_GT(u.forward_s, 0);
     EXPECT_GT(u.backward_s, 0);
+    EXPECT_GE(u.forward_ops, 2);  // ops counted at their outermost call: a block runs tens of them
+    EXPECT_GE(u.backward_ops, 2);
     EXPECT_EQ(u.tp_calls, 0);
     owned += u.owned_values;
   }
   EXPECT_DOUBLE_EQ(owned, static_cast<double>(make_model<float>(cfg)->table().total()));
+  EXPECT_GT(whole.units[1].forward_ops, 10);  // a block's share of the blocks' ops
   EXPECT_DOUBLE_EQ(whole.boundary_bytes, 2 * 6 * 8 * 4);
   ASSERT_EQ(whole.shared.size(), 1u);  // the tied word embeddings
   EXPECT_EQ(whole.shared[0].units, (std::vector<int>{0, 4}));
@@ -284,10 +287,12 @@ TEST(Study, GpuCatalogIsReadAndChecked) {
   EXPECT_NE(c.achieved(a100).source.find("assumed"), std::string::npos);  // nothing measured yet
   expect_error([&] { c.at("a100-sxm4-40g", "instances.yaml: ml.p4d.24xlarge.gpu"); },
                {"ml.p4d.24xlarge.gpu: no GPU 'a100-sxm4-40g'", "did you mean 'a100-sxm4-40gb'"});
-  const std::string assumed = "assumed: {products: {fp32: 0.5, tf32: 0.4, bf16: 0.3, fp16: 0.3}, memory: 0.7, source: s}\n";
+  const std::string assumed =
+      "assumed: {products: {fp32: 0.5, tf32: 0.4, bf16: 0.3, fp16: 0.3}, memory: 0.7, launch_us: 4, source: s}\n";
   const std::string gpu = "  g: {match: G, memory_gib: 8, memory_gbs: 100, tflops: {fp32: 10, bf16: 80}, source: s";
   const GpuCatalog one = GpuCatalog::parse(assumed + "gpus:\n" + gpu + ", achieved: {products: {bf16: 0.5}, memory: 0.9, source: m}}\n", "g.yaml");
   EXPECT_DOUBLE_EQ(one.achieved(one.at("g", "t")).products.at("bf16"), 0.5);  // measured beats assumed
+  EXPECT_DOUBLE_EQ(one.achieved(one.at("g", "t")).launch_s, 4e-6);             // the assumed launch, where none measured
   expect_error([&] { GpuCatalog::parse(assumed + "gpus:\n" + gpu + ", memory_gbps: 1}\n", "g.yaml"); },
                {"g.yaml line 3: g: unknown field 'memory_gbps'", "did you mean 'memory_gbs'"});
   expect_error([&] { GpuCatalog::parse(assumed + "gpus:\n" + gpu + ", tflops: {fp23: 1}}\n", "g.yaml"); },
@@ -301,6 +306,10 @@ TEST(Study, GpuCatalogIsReadAndChecked) {
   expect_error([&] { GpuCatalog::parse("gpus: {}\n", "g.yaml"); }, {"g.yaml: expected {assumed:"});
   expect_error([&] { GpuCatalog::parse("assumed: {products: {fp32: 0.5}, memory: 0.7, source: s}\ngpus: {}\n", "g.yaml"); },
                {"assumed.products needs a fraction for tf32"});
+  expect_error([&] {
+    GpuCatalog::parse("assumed: {products: {fp32: 0.5, tf32: 0.4, bf16: 0.3, fp16: 0.3}, memory: 0.7, source: s}\ngpus: {}\n",
+                      "g.yaml");
+  }, {"g.yaml: assumed.launch_us", "is missing"});
 }
 
 TEST(Study, ShippedGpuTypesNameKnownGpusAndLinks) {
@@ -335,8 +344,10 @@ TEST(Study, GpuRanksComputeTheirUnitsFlopsAtTheAchievedRate) {
   a.bf16 = true;
   EXPECT_EQ(gpu_product_precision(a), "bf16");
 
-  GpuRanks g{gpus.at("a100-sxm4-40gb", "t"), {{{"bf16", 0.5}}, 0.8, "test"}, "bf16", 312e12};
-  const UnitProfile cpu = hand_profile();
+  GpuRanks g{gpus.at("a100-sxm4-40gb", "t"), {{{"bf16", 0.5}}, 0.8, 5e-6, "test"}, "bf16", 312e12};
+  UnitProfile cpu = hand_profile();
+  for (UnitWork& w : cpu.units) w.forward_ops = w.backward_ops = 10;
+  cpu.units[0].forward_ops = 1000;
   const std::vector<double> flops = {3e9, 3e12, 3e12, 3e12, 3e12, 6e11};
   const UnitProfile on_gpu = gpu_rank_profile(cpu, flops, g);
   const double rate = 312e12 * 0.5;
@@ -344,13 +355,17 @@ TEST(Study, GpuRanksComputeTheirUnitsFlopsAtTheAchievedRate) {
   EXPECT_DOUBLE_EQ(on_gpu.units[1].forward_s, 1e12 / rate);  // a third forward, two thirds backward
   EXPECT_DOUBLE_EQ(on_gpu.units[1].backward_s, 2e12 / rate);
   EXPECT_DOUBLE_EQ(on_gpu.units[5].backward_s, 4e11 / rate);
+  // A unit is never faster than its launches: 6 us of forward compute and 5 ms of launches, 13 us
+  // of backward compute and 50 us of launches.
+  EXPECT_DOUBLE_EQ(on_gpu.units[0].forward_s, 1000 * 5e-6);
+  EXPECT_DOUBLE_EQ(on_gpu.units[0].backward_s, 10 * 5e-6);
   EXPECT_DOUBLE_EQ(on_gpu.optimizer_s_per_value, 28 / (1555e9 * 0.8));
   // What a rank sends and owns stays the CPU profile's.
   EXPECT_EQ(on_gpu.units[1].tp_bytes, cpu.units[1].tp_bytes);
   EXPECT_EQ(on_gpu.units[1].owned_values, cpu.units[1].owned_values);
   EXPECT_EQ(on_gpu.boundary_bytes, cpu.boundary_bytes);
   // A profile measured at some rate gives that rate back as the fraction of the peak.
-  EXPECT_NEAR(achieved_fraction(on_gpu, flops, 312e12), 0.5, 1e-12);
+  EXPECT_NEAR(achieved_fraction(gpu_rank_profile(hand_profile(), flops, g), flops, 312e12), 0.5, 1e-12);
   expect_error([&] { gpu_rank_profile(cpu, {1, 2}, g); }, {"2 unit FLOP counts for a profile of 6 units"});
 
   // 8 ranks in one host all-reduce over its NVSwitch; 16 over two hosts cross the network.

@@ -158,6 +158,13 @@ void set_efficiency(std::vector<Candidate>& all) {
   }
 }
 
+// A fraction as a percentage to 3 digits ("38.2", "0.0412").
+std::string percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", f * 100);
+  return buf;
+}
+
 // H:MM:SS, or seconds to 3 digits under 10 s (a GPU plan of a small job).
 std::string hms(double s) {
   char buf[32];
@@ -243,6 +250,7 @@ std::optional<Achieved> measure_this_gpu(const GpuCatalog& gpus, const TrainingA
   Achieved here;
   here.products[precision] = achieved_fraction(measured, flops, peak);
   here.memory = 28.0 / (measured.optimizer_s_per_value * g->memory_bytes_per_s);
+  here.launch_s = gpus.achieved(*g).launch_s;
   here.source = cat("measured here on ", name, " (", g->name, "), the job's units at batch ", B, " x ", T);
   std::printf("measured on this GPU: %s products at %.3g of %s's %.4g TFLOP/s, AdamW at %.3g of its %.4g GB/s; "
               "every GPU type below uses these fractions\n",
@@ -437,7 +445,7 @@ int plan_run(const PlanOptions& o) {
       sources.push_back(m.gpu->achieved.source);
   for (const std::string& src : sources) std::printf("GPU fractions: %s\n", src.c_str());
   std::printf("assumed: CPU ranks' compute scales with the cores per rank; GPU ranks compute as their units' FLOPs at the "
-              "fraction of the GPU's peak above (kernel launches not counted), the rest of a step (data, the trainer) "
+              "fraction of the GPU's peak above (a unit never faster than its op calls' launches), the rest of a step (data, the trainer) "
               "on their share of the host's cores; all-reduces are not hidden behind backward (an upper bound); "
               "pipelines without microbatches get the fewest that keep the bubble at or below a third\n\n");
   std::printf("%-50s %6s %10s %10s %5s %9s %9s %9s %9s %6s %8s %10s %5s %12s\n", "layout", "ranks", "dp x pp x tp",
@@ -449,7 +457,7 @@ int plan_run(const PlanOptions& o) {
     std::printf("%-50s %6d %10s %10.1f %5s %9.4g %9.4g %9.4g %9.4g %6s %8lld %10s %5.2f %12.6f\n", c.layout.c_str(),
                 c.world, cat(c.parallel.dp, "x", c.parallel.pp, "x", c.parallel.tp).c_str(), c.mem_mib,
                 c.fits ? "yes" : "no", c.step.compute_s, c.step.bubble_s, c.step.comm_s, c.step.step_s(),
-                c.mfu > 0 ? cat(std::lround(c.mfu * 1000) / 10.0).c_str() : "-", static_cast<long long>(c.steps),
+                c.mfu > 0 ? percent(c.mfu).c_str() : "-", static_cast<long long>(c.steps),
                 hms(c.total_s).c_str(), c.efficiency, c.cost_usd);
   }
   if (shown < all.size()) std::printf("(%zu more: --top 0 lists them all)\n", all.size() - shown);

@@ -126,4 +126,9 @@ class Event {
 // The host waits until everything queued on the current device has finished.
 void synchronize();
 
+// How many ops of kernels/ops.h this thread has called, counted at the outermost call (an op a
+// CPU kernel calls inside it is not counted): on a GPU each launches one kernel or more, so
+// projections bound a small unit's GPU time by its launches (train/unit_profile.h).
+uint64_t op_calls();
+
 }  // namespace strata::kernels

@@ -1,6 +1,7 @@
 // The public ops of kernels/ops.h: each runs the current device's copy (kernels/device.h),
 // the CPU's (kernels/cpu/cpu_ops.h) or the GPU's (kernels/cuda/cuda_ops.h). The branch is
-// one relaxed load per op call, against kernels that take microseconds at least.
+// one relaxed load per op call, and the count of op_calls() a thread-local increment, against
+// kernels that take microseconds at least.
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -19,11 +20,25 @@ namespace {
                          "<double>: fp64 runs on the CPU only (gradient checks); use the CPU device");
 }
 
+thread_local uint64_t op_call_count = 0;
+thread_local int op_depth = 0;
+
+// Counts an op at its outermost call (op_calls()).
+struct OpCall {
+  OpCall() {
+    if (op_depth++ == 0) ++op_call_count;
+  }
+  ~OpCall() { --op_depth; }
+  OpCall(const OpCall&) = delete;
+  OpCall& operator=(const OpCall&) = delete;
+};
+
 // Runs the current device's copy of an op. On the emulated GPU (kernels/emulated_gpu.h) an op
 // checks that its pointers are device memory, then runs the CPU's copy with that memory opened
 // to the host; an op that a CPU kernel calls inside it is the CPU's.
 template <typename Cpu, typename Gpu, typename Check>
 auto on_current_device(Cpu cpu_copy, Gpu gpu_copy, Check check_arguments) {
+  const OpCall counted;
   if (!on_cuda()) return cpu_copy();
   if (!emulated::enabled()) return gpu_copy();
   if (emulated::inside_op()) return cpu_copy();
@@ -46,6 +61,8 @@ auto on_current_device(Cpu cpu_copy, Gpu gpu_copy, Check check_arguments) {
   }
 #include "kernels/op_list.inc"
 #undef STRATA_OP
+
+uint64_t op_calls() { return op_call_count; }
 
 size_t attention_saved_size(const AttentionShape& s) {
   return on_cuda() && !emulated::enabled() ? cuda::attention_saved_size(s) : cpu::attention_saved_size(s);

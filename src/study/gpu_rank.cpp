@@ -49,8 +49,8 @@ std::map<std::string, double> per_precision(const YAML::Node& v, const std::stri
 }
 
 Achieved parse_achieved(const YAML::Node& v, const std::string& where, const std::string& source) {
-  static const std::vector<std::string> fields = {"products", "memory", "source"};
-  if (!v.IsMap()) fail(where, " expects {products: {fp32: f, ...}, memory: f, source: text}");
+  static const std::vector<std::string> fields = {"products", "memory", "launch_us", "source"};
+  if (!v.IsMap()) fail(where, " expects {products: {fp32: f, ...}, memory: f, launch_us: us, source: text}");
   Achieved a;
   for (const auto& kv : v) {
     const std::string k = yaml_key(kv.first, source);
@@ -59,10 +59,11 @@ Achieved parse_achieved(const YAML::Node& v, const std::string& where, const std
     else if (k == "memory") {
       a.memory = positive(kv.second, field);
       if (a.memory > 1) fail(field, " is a fraction: at most 1");
-    } else if (k == "source") a.source = text(kv.second, field);
+    } else if (k == "launch_us") a.launch_s = positive(kv.second, field) * 1e-6;
+    else if (k == "source") a.source = text(kv.second, field);
     else fail(at_line(source, kv.first), "unknown field '", k, "'", did_you_mean(k, fields));
   }
-  for (const std::string& k : fields)
+  for (const char* k : {"products", "memory", "source"})
     if (!v[k]) fail(where, ": field '", k, "' is missing");
   return a;
 }
@@ -108,6 +109,7 @@ GpuCatalog GpuCatalog::parse(const std::string& yaml_text, const std::string& so
   c.assumed_ = parse_achieved(root["assumed"], cat(source, ": assumed"), source);
   for (const std::string& p : kPrecisions)
     if (!c.assumed_.products.count(p)) fail(source, ": assumed.products needs a fraction for ", p);
+  if (!(c.assumed_.launch_s > 0)) fail(source, ": assumed.launch_us (the time to launch one op's kernels) is missing");
   for (const auto& kv : root["gpus"]) {
     const std::string name = yaml_key(kv.first, source);
     for (const GpuModel& g : c.gpus_)
@@ -124,6 +126,13 @@ const GpuModel& GpuCatalog::at(const std::string& name, const std::string& where
     names.push_back(g.name);
   }
   fail(where, ": no GPU '", name, "' in the GPU catalog", did_you_mean(name, names));
+}
+
+Achieved GpuCatalog::achieved(const GpuModel& g) const {
+  if (!g.achieved) return assumed_;
+  Achieved a = *g.achieved;
+  if (!(a.launch_s > 0)) a.launch_s = assumed_.launch_s;
+  return a;
 }
 
 const GpuModel* GpuCatalog::matching(const std::string& device_name) const {
@@ -149,8 +158,9 @@ double gpu_peak_flops(const GpuModel& g, const std::string& precision, const std
 std::string GpuRanks::describe() const {
   const bool fp32_instead = precision == "tf32" && !gpu.peak_flops.count("tf32");
   return cat(gpu.name, " (", gpu.memory_gib, " GiB), ", precision, fp32_instead ? " (fp32 on this GPU)" : "",
-             " products at ", peak / 1e12, " TFLOP/s x ",
-             achieved.products.at(precision), ", AdamW at ", gpu.memory_bytes_per_s / 1e9, " GB/s x ", achieved.memory);
+             " products at ", peak / 1e12, " TFLOP/s x ", achieved.products.at(precision), ", AdamW at ",
+             gpu.memory_bytes_per_s / 1e9, " GB/s x ", achieved.memory, ", ", achieved.launch_s * 1e6,
+             " us an op at least");
 }
 
 UnitProfile gpu_rank_profile(const UnitProfile& shape, const std::vector<double>& unit_flops, const GpuRanks& g) {
@@ -160,8 +170,9 @@ UnitProfile gpu_rank_profile(const UnitProfile& shape, const std::vector<double>
   p.threads = 1;
   const double rate = g.peak * g.achieved.products.at(g.precision);
   for (size_t u = 0; u < p.units.size(); ++u) {
-    p.units[u].forward_s = unit_flops[u] / 3 / rate;
-    p.units[u].backward_s = unit_flops[u] * 2 / 3 / rate;
+    UnitWork& w = p.units[u];
+    w.forward_s = std::max(unit_flops[u] / 3 / rate, w.forward_ops * g.achieved.launch_s);
+    w.backward_s = std::max(unit_flops[u] * 2 / 3 / rate, w.backward_ops * g.achieved.launch_s);
   }
   p.optimizer_s_per_value = kAdamBytesPerValue / (g.gpu.memory_bytes_per_s * g.achieved.memory);
   return p;

@@ -3,14 +3,15 @@
 // layer unit (train/pipeline_partition.h's estimate) and the GPU's rates:
 //   a unit's forward + backward = its FLOPs / (the GPU's peak in the products' precision
 //                                              x the fraction of it a training step reaches)
-//   split one third forward, two thirds backward (2 and 4 FLOPs per weight and token);
+//   split one third forward, two thirds backward (2 and 4 FLOPs per weight and token), and
+//   never less than the unit's op calls x the time to launch one (a small unit waits on the
+//   host, not on the GPU);
 //   AdamW, per parameter value = 28 bytes (fp32 parameter, gradient and two moments read; the
 //                                parameter and moments written) / (memory bandwidth x fraction).
 // The fractions are measured ones where a run on that GPU measured them (a catalog entry's
 // `achieved`, or `strata plan` on a machine with that GPU), the file's stated assumption
 // otherwise. What a rank sends and owns (tensor-parallel bytes, stage boundaries, parameters)
-// comes from the CPU profile of the same micro-batch and split: shapes, not timings. Kernel
-// launches are not counted: at small batches a GPU is predicted faster than it is.
+// comes from the CPU profile of the same micro-batch and split: shapes, not timings.
 #pragma once
 #include <map>
 #include <optional>
@@ -25,6 +26,7 @@ namespace strata::study {
 struct Achieved {
   std::map<std::string, double> products;  // precision -> fraction of its peak a step's products reach
   double memory = 0;                       // fraction of the memory bandwidth AdamW reaches
+  double launch_s = 0;  // the host's time to launch one op's kernels; 0 in a GPU's own: the assumed one
   std::string source;
 };
 
@@ -47,8 +49,8 @@ class GpuCatalog {
   const GpuModel& at(const std::string& name, const std::string& where) const;
   // The model whose `match` is in a device's name ("NVIDIA H100 80GB HBM3"); null for none.
   const GpuModel* matching(const std::string& device_name) const;
-  // g's measured fractions, else the stated assumption.
-  const Achieved& achieved(const GpuModel& g) const { return g.achieved ? *g.achieved : assumed_; }
+  // g's measured fractions, else the stated assumption (and its launch time where g has none).
+  Achieved achieved(const GpuModel& g) const;
   const std::vector<GpuModel>& gpus() const { return gpus_; }
 
  private:

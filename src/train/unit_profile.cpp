@@ -111,7 +111,8 @@ nlohmann::json UnitProfile::to_json() const {
   nlohmann::json us = nlohmann::json::array(), sh = nlohmann::json::array();
   for (const UnitWork& u : units)
     us.push_back({{"forward_s", u.forward_s}, {"backward_s", u.backward_s}, {"tp_bytes", u.tp_bytes},
-                  {"tp_calls", u.tp_calls}, {"owned_values", u.owned_values}});
+                  {"tp_calls", u.tp_calls}, {"owned_values", u.owned_values}, {"forward_ops", u.forward_ops},
+                  {"backward_ops", u.backward_ops}});
   for (const Shared& s : shared) sh.push_back({{"bytes", s.bytes}, {"units", s.units}});
   return {{"B", B}, {"T", T}, {"tp", tp}, {"threads", threads}, {"units", us},
           {"optimizer_s_per_value", optimizer_s_per_value}, {"boundary_bytes", boundary_bytes}, {"shared", sh}};
@@ -124,7 +125,8 @@ UnitProfile UnitProfile::from_json(const nlohmann::json& j) {
   p.tp = j.at("tp");
   p.threads = j.at("threads");
   for (const auto& u : j.at("units"))
-    p.units.push_back({u.at("forward_s"), u.at("backward_s"), u.at("tp_bytes"), u.at("tp_calls"), u.at("owned_values")});
+    p.units.push_back({u.at("forward_s"), u.at("backward_s"), u.at("tp_bytes"), u.at("tp_calls"), u.at("owned_values"),
+                       u.value("forward_ops", 0.0), u.value("backward_ops", 0.0)});  // profiles kept before ops were counted: 0
   p.optimizer_s_per_value = j.at("optimizer_s_per_value");
   p.boundary_bytes = j.at("boundary_bytes");
   for (const auto& s : j.at("shared")) p.shared.push_back({s.at("bytes"), s.at("units").get<std::vector<int>>()});
@@ -149,8 +151,10 @@ UnitProfile profile_units(ModelConfig cfg, int B, int T, int tp, int threads, in
   oc.weight_decay = 0.01;
   Optimizer<float> opt(oc, model->table());
 
-  // Per part: forward and backward seconds of every timed step.
+  // Per part: forward and backward seconds of every timed step; the op calls between the
+  // marks (every step makes the same).
   std::vector<double> fwd[3], bwd[3], optimizer;
+  uint64_t ops[7] = {};
   for (int step = 0; step <= repeats; ++step) {
     const nn::DropoutCtx drop{true, mix64(static_cast<uint64_t>(step))};
     model->grads().zero();
@@ -158,24 +162,31 @@ UnitProfile profile_units(ModelConfig cfg, int B, int T, int tp, int threads, in
     CommCount discard;
     auto count_into = [&](CommCount* part) { now = step == 1 ? part : &discard; };
     const auto t0 = after_queued_work();
+    ops[0] = kernels::op_calls();
     count_into(&embeddings_comm);
     const float* x0 = model->forward(b, drop, embeddings, nullptr, *s_embeddings);
     const auto t1 = after_queued_work();
+    ops[1] = kernels::op_calls();
     count_into(&blocks_comm);
     const float* xL = model->forward(b, drop, blocks, x0, *s_blocks);
     const auto t2 = after_queued_work();
+    ops[2] = kernels::op_calls();
     count_into(&head_comm);
     model->forward(b, drop, head, xL, *s_head);
     model->loss(b, *s_head);
     const auto t3 = after_queued_work();
+    ops[3] = kernels::op_calls();
     const float* d_xL = model->backward(b, drop, head, nullptr, *s_head);
     const auto t4 = after_queued_work();
+    ops[4] = kernels::op_calls();
     count_into(&blocks_comm);
     const float* d_x0 = model->backward(b, drop, blocks, d_xL, *s_blocks);
     const auto t5 = after_queued_work();
+    ops[5] = kernels::op_calls();
     count_into(&embeddings_comm);
     model->backward(b, drop, embeddings, d_x0, *s_embeddings);
     const auto t6 = after_queued_work();
+    ops[6] = kernels::op_calls();
     opt.step(model->params().data(), model->grads().data(), 1e-5);
     const auto t7 = after_queued_work();
     if (step == 0) continue;  // warm-up: first touch of every buffer
@@ -195,11 +206,14 @@ UnitProfile profile_units(ModelConfig cfg, int B, int T, int tp, int threads, in
   p.tp = tp;
   p.threads = threads;
   p.units.resize(static_cast<size_t>(U));
-  p.units[0] = {median(fwd[0]), median(bwd[0]), embeddings_comm.bytes, embeddings_comm.calls, 0};
+  auto between = [&](int a, int z) { return static_cast<double>(ops[z] - ops[a]); };
+  p.units[0] = {median(fwd[0]), median(bwd[0]), embeddings_comm.bytes, embeddings_comm.calls, 0, between(0, 1),
+                between(5, 6)};
   for (int u = 1; u <= L; ++u)
     p.units[static_cast<size_t>(u)] = {median(fwd[1]) / L, median(bwd[1]) / L, blocks_comm.bytes / L,
-                                       blocks_comm.calls / L, 0};
-  p.units[static_cast<size_t>(U - 1)] = {median(fwd[2]), median(bwd[2]), head_comm.bytes, head_comm.calls, 0};
+                                       blocks_comm.calls / L, 0, between(1, 2) / L, between(4, 5) / L};
+  p.units[static_cast<size_t>(U - 1)] = {median(fwd[2]), median(bwd[2]), head_comm.bytes, head_comm.calls, 0,
+                                         between(2, 3), between(3, 4)};
   p.optimizer_s_per_value = median(optimizer) / static_cast<double>(model->table().total());
   for (int u = 0; u < U - 1; ++u) {  // targets as long as sources, as the synthetic batch has them
     const double bytes = static_cast<double>(model->boundary_values(B, T, T, u) * sizeof(float));

@@ -27,6 +27,7 @@ struct UnitWork {
   double tp_bytes = 0;  // all-reduced over the tensor-parallel group, forward and backward
   double tp_calls = 0;  // how many all-reduces that takes (a block's share of the blocks' calls)
   double owned_values = 0;  // parameter values this unit is the first to read (it owns them)
+  double forward_ops = 0, backward_ops = 0;  // op calls (kernels::op_calls): a GPU launches a kernel or more for each
 };
 
 struct UnitProfile {
