@@ -93,6 +93,21 @@ grep -q "Every cell trains on the same number of samples, 96" study/results.md |
 "$STRATA" study study.yaml > run2.log 2>&1 || { cat run2.log; fail "the resumed study failed"; }
 [[ $(grep -c "kept (completed before)" run2.log) == 4 ]] || { cat run2.log; fail "completed cells were not kept"; }
 if grep -q "profiling" run2.log; then fail "the resumed study measured its unit profiles again"; fi
+# The projection onto GPU instances (not in the study's fingerprint): the same cells kept, the
+# layouts projected on A100 ranks from the same profiles (study/gpu_rank.h).
+sed 's/^projection: {instance_type: local.c2/projection: {instance_type: ml.p4d.24xlarge/' study.yaml > gpu.yaml
+cp study/results.json cpu_results.json
+"$STRATA" study gpu.yaml > gpu.log 2>&1 || { cat gpu.log; fail "the study projected onto ml.p4d.24xlarge failed"; }
+[[ $(grep -c "kept (completed before)" gpu.log) == 4 ]] || { cat gpu.log; fail "completed cells were not kept"; }
+python3 - cpu_results.json study/results.json <<'PY'
+import json, sys
+cpu = {(p["dp"], p["pp"], p["tp"]): p for p in json.load(open(sys.argv[1]))["projection"]}
+gpu = {(p["dp"], p["pp"], p["tp"]): p for p in json.load(open(sys.argv[2]))["projection"]}
+assert set(gpu) == set(cpu) == {(4, 1, 1), (2, 1, 2)}, (cpu, gpu)
+for k, p in gpu.items():
+    assert p["instance_type"] == "ml.p4d.24xlarge" and p["compute_s"] > 0 and p["train_s"] > 0, p
+    assert p["compute_s"] != cpu[k]["compute_s"] and p["cost_usd"] != cpu[k]["cost_usd"], (p, cpu[k])
+PY
 # A failed job runs again (its record moves aside).
 job=$(ls -d study/jobs/*-r1 | head -1)
 python3 - "$job/status.json" <<'PY'
