@@ -32,7 +32,6 @@
 #include "study/projection.h"
 #include "train/memory_plan.h"
 #include "train/mixed_precision.h"
-#include "train/pipeline_partition.h"
 #include "train/unit_profile.h"
 #include "util/error.h"
 
@@ -222,7 +221,7 @@ OnThisCpu on_this_cpu(const TrainingArguments& a) {
 // The fraction of its peak this machine's GPU reaches on the job's whole batch, where it has a
 // GPU of the catalog: the job's units profiled on it (nullopt without one, or with use_cpu).
 std::optional<Achieved> measure_this_gpu(const GpuCatalog& gpus, const TrainingArguments& a, const ModelConfig& cfg,
-                                         const std::vector<double>& seq_flops, const PlanOptions& o) {
+                                         const Model<float>& model, const PlanOptions& o) {
   if (a.use_cpu || kernels::cuda_device_count() == 0) return std::nullopt;
   const std::string name = kernels::device_properties(kernels::Device::cuda(0)).name;
   const GpuModel* g = gpus.matching(name);
@@ -245,11 +244,9 @@ std::optional<Achieved> measure_this_gpu(const GpuCatalog& gpus, const TrainingA
     measured = profile_units(cfg, B, T, 1, 1, o.profile_steps);
   }
   kernels::use_device(kernels::Device::cpu());
-  std::vector<double> flops = seq_flops;
-  for (double& f : flops) f *= B;
   Achieved here;
-  here.products[precision] = achieved_fraction(measured, flops, peak);
-  here.memory = 28.0 / (measured.optimizer_s_per_value * g->memory_bytes_per_s);
+  here.products[precision] = achieved_fraction(measured, unit_flops(model, B, T), peak);
+  here.memory = adam_memory_fraction(measured, g->memory_bytes_per_s);
   here.launch_s = gpus.achieved(*g).launch_s;
   here.source = cat("measured here on ", name, " (", g->name, "), the job's units at batch ", B, " x ", T);
   std::printf("measured on this GPU: %s products at %.3g of %s's %.4g TFLOP/s, AdamW at %.3g of its %.4g GB/s; "
@@ -344,8 +341,7 @@ int plan_run(const PlanOptions& o) {
     }
     return *m;
   };
-  const std::vector<double> seq_flops = estimate_unit_flops(rank_model(1), T);
-  const std::optional<Achieved> measured_gpu = measure_this_gpu(gpus, a, cfg, seq_flops, o);
+  const std::optional<Achieved> measured_gpu = measure_this_gpu(gpus, a, cfg, rank_model(1), o);
   for (TypeModel& m : models)
     if (m.gpu) m.gpu->achieved = measured_gpu ? *measured_gpu : gpus.achieved(m.gpu->gpu);
 
@@ -364,7 +360,8 @@ int plan_run(const PlanOptions& o) {
   const UnitProfile& whole = profile({});
   const double other = other_seconds(cal.step_s, whole);
   const double startup_s = o.startup_s >= 0 ? o.startup_s : cal.startup_s;
-  const double step_flops = std::accumulate(seq_flops.begin(), seq_flops.end(), 0.0) * B * a.gradient_accumulation_steps;
+  const std::vector<double> batch_flops = unit_flops(rank_model(1), B, T);
+  const double step_flops = std::accumulate(batch_flops.begin(), batch_flops.end(), 0.0) * a.gradient_accumulation_steps;
 
   std::vector<Candidate> all;
   int skipped = 0;
@@ -395,9 +392,8 @@ int plan_run(const PlanOptions& o) {
         const UnitProfile& micro = profile(c.parallel);
         if (m.gpu) {
           // Host work (data, the trainer) stays on the rank's share of the host's cores.
-          std::vector<double> flops = estimate_unit_flops(rank_model(tp), T);
-          for (double& f : flops) f *= micro.B;
-          c.step = project_layout(gpu_rank_profile(micro, flops, *m.gpu), c.parallel, LayoutShape{n, rph, 0, 1},
+          c.step = project_layout(gpu_rank_profile(micro, unit_flops(rank_model(tp), micro.B, T), *m.gpu), c.parallel,
+                                  LayoutShape{n, rph, 0, 1},
                                   *m.within, *m.between, other * cal.threads / m.threads);
           c.mfu = step_flops * c.parallel.dp / (c.step.step_s() * c.world * m.gpu->peak);
         } else {

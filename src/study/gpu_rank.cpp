@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "io/files.h"
+#include "train/pipeline_partition.h"
 #include "util/error.h"
 #include "util/nearest_name.h"
 #include "util/yaml_key.h"
@@ -163,6 +164,12 @@ std::string GpuRanks::describe() const {
              " us an op at least");
 }
 
+std::vector<double> unit_flops(const Model<float>& rank_model, int B, int T) {
+  std::vector<double> flops = estimate_unit_flops(rank_model, T);
+  for (double& f : flops) f *= B;
+  return flops;
+}
+
 UnitProfile gpu_rank_profile(const UnitProfile& shape, const std::vector<double>& unit_flops, const GpuRanks& g) {
   if (unit_flops.size() != shape.units.size())
     fail("GPU projection: ", unit_flops.size(), " unit FLOP counts for a profile of ", shape.units.size(), " units");
@@ -180,6 +187,10 @@ UnitProfile gpu_rank_profile(const UnitProfile& shape, const std::vector<double>
 
 double achieved_fraction(const UnitProfile& measured, const std::vector<double>& unit_flops, double peak) {
   return std::accumulate(unit_flops.begin(), unit_flops.end(), 0.0) / measured.layer_units_s() / peak;
+}
+
+double adam_memory_fraction(const UnitProfile& measured, double memory_bytes_per_s) {
+  return kAdamBytesPerValue / (measured.optimizer_s_per_value * memory_bytes_per_s);
 }
 
 }  // namespace strata::study

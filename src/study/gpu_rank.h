@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model.h"
 #include "train/training_args.h"
 #include "train/unit_profile.h"
 
@@ -74,11 +75,17 @@ struct GpuRanks {
   std::string describe() const;  // "a100-sxm4-40gb (40 GiB), bf16 products at 312 TFLOP/s x 0.35, ..."
 };
 
+// Each unit's FLOPs (forward + backward) over B x T rows of `rank_model` (a tensor-parallel
+// rank's slices): train/pipeline_partition.h's estimate per sequence, times B.
+std::vector<double> unit_flops(const Model<float>& rank_model, int B, int T);
+
 // A GPU rank's profile, one device (threads 1): `shape`'s traffic and ownership, unit times
 // from `unit_flops` (per unit, for shape's B x T rows) at g's rates.
 UnitProfile gpu_rank_profile(const UnitProfile& shape, const std::vector<double>& unit_flops, const GpuRanks& g);
 
 // The fraction of `peak` a profile measured on a GPU reached: its units' FLOPs over their time.
 double achieved_fraction(const UnitProfile& measured, const std::vector<double>& unit_flops, double peak);
+// The fraction of `memory_bytes_per_s` its AdamW reached (the bytes gpu_rank_profile charges).
+double adam_memory_fraction(const UnitProfile& measured, double memory_bytes_per_s);
 
 }  // namespace strata::study

@@ -7,7 +7,6 @@
 
 #include "models/registry.h"
 #include "study/projection.h"
-#include "train/pipeline_partition.h"
 #include "util/median.h"
 #include "util/error.h"
 
@@ -181,9 +180,11 @@ nlohmann::json project_layouts(const StudySpec& spec, const ProjectionContext& p
   if (!within || !whole) return out;
   const double other = other_seconds(ref_step_s, *whole);
   std::optional<GpuRanks> gpu;
+  ModelConfig cfg;  // a GPU rank's units' FLOPs come from its tensor-parallel slices
   if (pc.gpu) {
     gpu = GpuRanks{*pc.gpu, pc.gpu_achieved, gpu_product_precision(ref.args), 0};
     gpu->peak = gpu_peak_flops(gpu->gpu, gpu->precision, spec.source + " projection.instance_type");
+    cfg = load_model_config(ref.args.model_name_or_path);
   }
   for (const ProjectedLayout& p : pc.past) {
     const UnitProfile* micro = profile_of(pc, p.profile);
@@ -191,10 +192,9 @@ nlohmann::json project_layouts(const StudySpec& spec, const ProjectionContext& p
     LayoutShape shape{p.instances, p.ranks_per_host, 0, ref.threads_per_rank};
     StepEstimate e;
     if (gpu) {
-      ModelConfig split = load_model_config(ref.args.model_name_or_path);
+      ModelConfig split = cfg;
       split.tensor_split = {p.layout.tp, 0};
-      std::vector<double> flops = estimate_unit_flops(*make_model<float>(split), micro->T);
-      for (double& f : flops) f *= micro->B;
+      const std::vector<double> flops = unit_flops(*make_model<float>(split), micro->B, micro->T);
       shape.threads_per_rank = 1;
       const double host_threads = std::max(1, pc.instance_cores / p.ranks_per_host);
       e = project_layout(gpu_rank_profile(*micro, flops, *gpu), p.layout, shape, *within, inter,
