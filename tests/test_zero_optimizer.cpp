@@ -170,12 +170,12 @@ TEST(ZeroOptimizer, ReleasedPagesReadAsZeroAndLeaveRam) {
   const size_t n = 4 << 20;  // 16 MiB of floats
   Buffer<float> b(n);
   std::fill(b.data(), b.data() + n, 1.0f);
-  const size_t before = resident_bytes(b.data(), n * sizeof(float));
+  const size_t before = kernels::resident_bytes(b.data(), n * sizeof(float));
   EXPECT_GE(before, n * sizeof(float) - 4096);
   // An unaligned range in the middle: its partial pages are zeroed, its neighbours kept.
   const size_t lo = 1000, hi = n - 1000;
-  zero_and_release(b.data() + lo, (hi - lo) * sizeof(float));
-  const size_t after = resident_bytes(b.data(), n * sizeof(float));
+  kernels::zero_and_release(b.data() + lo, (hi - lo) * sizeof(float));
+  const size_t after = kernels::resident_bytes(b.data(), n * sizeof(float));
   EXPECT_LT(after, before / 8) << before << " -> " << after;
   EXPECT_EQ(b[lo - 1], 1.0f);
   EXPECT_EQ(b[hi], 1.0f);

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "tensor/resident_memory.h"
+#include "kernels/device.h"
 #include "util/error.h"
 
 namespace strata::dist {
@@ -97,7 +97,7 @@ void GradientReducer::run() {
     } else {
       comm_.reduce_sum(grads_ + b.begin, b.end - b.begin, b.owner, what.c_str());
       if (release_others_ && b.owner != comm_.rank())
-        zero_and_release(grads_ + b.begin, (b.end - b.begin) * sizeof(float));
+        kernels::zero_and_release(grads_ + b.begin, (b.end - b.begin) * sizeof(float));
     }
     const double secs = since(t0);
     {

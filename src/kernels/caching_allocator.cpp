@@ -75,6 +75,13 @@ void CachingAllocator::release_cached_locked() {
   cached_.clear();
 }
 
+void CachingAllocator::note_external(std::ptrdiff_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.in_use += static_cast<size_t>(bytes);  // unsigned wrap-around: subtracts when negative
+  stats_.reserved += static_cast<size_t>(bytes);
+  stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
+}
+
 MemoryStats CachingAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;

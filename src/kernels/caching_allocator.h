@@ -36,6 +36,10 @@ class CachingAllocator {
   void* allocate(size_t bytes);
   void deallocate(void* p);  // p from allocate(), not yet deallocated
   void empty_cache();
+  // Memory the device gave the process outside this allocator (reserved memory, backed chunk
+  // by chunk: kernels/reserved_memory.h), counted in the same statistics as in use and
+  // reserved: positive when backed, negative when given back.
+  void note_external(std::ptrdiff_t bytes);
 
   MemoryStats stats() const;
   void reset_peak();

@@ -2,9 +2,12 @@
 // call. The GPU's side is kernels/cuda/ (or kernels/no_cuda.cpp in a build without CUDA).
 #include "kernels/device.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +15,7 @@
 #include <new>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/emulated_gpu.h"
@@ -53,6 +57,18 @@ std::string gib(size_t bytes) {
 
 std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
+size_t page_size() {
+  static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+[[noreturn]] void out_of_memory(Device d, const char* what, size_t bytes) {
+  const MemoryStats s = memory_stats(d);
+  std::fprintf(stderr, "strata: out of memory on %s: %s %zu bytes, %zu in use, %zu reserved\n", d.str().c_str(), what,
+               bytes, s.in_use, s.reserved);
+  throw std::bad_alloc();
+}
+
 }  // namespace
 
 // The GPU's side: the CUDA runtime's (kernels/cuda/), or the emulated GPU's
@@ -79,7 +95,10 @@ void copy(void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t b
         : cuda::copy(dst, dst_on_gpu, src, src_on_gpu, bytes, stream, wait);
 }
 void zero(void* p, size_t bytes) { emu() ? emulated::zero(p, bytes) : cuda::zero(p, bytes, cuda::compute_stream()); }
-bool is_device_memory(const void* p) { return emu() ? emulated::in_device_memory(p) : cuda::is_device_memory(p); }
+ReservedMemory& reserved() { return emu() ? emulated::reserved_memory() : cuda::reserved_memory(); }
+bool is_device_memory(const void* p) {
+  return emu() ? emulated::in_device_memory(p) : reserved().contains(p) || cuda::is_device_memory(p);
+}
 void* event_create() { return emu() ? nullptr : cuda::event_create(); }
 void synchronize() {
   if (!emu()) cuda::synchronize();
@@ -151,12 +170,7 @@ std::string describe_device(Device d) {
 void* device_alloc(Device d, size_t bytes) {
   if (d.is_cuda()) {
     void* p = gpu::alloc(bytes);
-    if (!p) {
-      const MemoryStats s = gpu::memory_stats();
-      std::fprintf(stderr, "strata: out of memory on %s: %zu bytes asked, %zu in use, %zu reserved\n", d.str().c_str(),
-                   bytes, s.in_use, s.reserved);
-      throw std::bad_alloc();
-    }
+    if (!p) out_of_memory(d, "asked for", bytes);
     return p;
   }
   const size_t rounded = std::max(kHostAlign, (bytes + kHostAlign - 1) / kHostAlign * kHostAlign);
@@ -195,6 +209,66 @@ void empty_cache(Device d) {
   if (d.is_cuda()) gpu::empty_cache();
 }
 
+void* reserve_memory(Device d, size_t bytes) {
+  if (d.is_cuda()) {
+    void* p = gpu::reserved().reserve(bytes);
+    if (!p) out_of_memory(d, "no address space to reserve", bytes);
+    return p;
+  }
+  void* p = mmap(nullptr, std::max<size_t>(bytes, 1), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return p;
+}
+
+void free_reserved(Device d, void* p, size_t bytes) {
+  if (!p) return;
+  if (d.is_cuda()) return gpu::reserved().free(p);
+  munmap(p, std::max<size_t>(bytes, 1));
+}
+
+namespace {
+// Whether p lies in memory the current GPU reserved (kernels/reserved_memory.h).
+bool in_reservation(const void* p) { return p && on_cuda() && gpu::reserved().contains(p); }
+}  // namespace
+
+void back_memory(void* p, size_t bytes) {
+  if (bytes && in_reservation(p)) gpu::reserved().back(p, bytes);
+}
+
+void zero_and_release(void* p, size_t bytes) {
+  if (bytes == 0) return;
+  if (in_reservation(p)) return gpu::reserved().release(p, bytes);
+  if (is_device_memory(p)) return zero_bytes(current_device(), p, bytes);
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p), end = begin + bytes;
+  const size_t page = page_size();
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  if (first >= last) {  // no whole page inside
+    std::memset(p, 0, bytes);
+    return;
+  }
+  std::memset(p, 0, first - begin);
+  std::memset(reinterpret_cast<void*>(last), 0, end - last);
+  // Should the kernel refuse (it does not for private anonymous memory), zero by hand.
+  if (madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0)
+    std::memset(reinterpret_cast<void*>(first), 0, last - first);
+}
+
+size_t resident_bytes(const void* p, size_t bytes) {
+  if (bytes == 0) return 0;
+  if (in_reservation(p)) return gpu::reserved().backed_bytes(p, bytes);
+  if (is_device_memory(p)) return bytes;
+  const size_t page = page_size();
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p) / page * page;
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+  const size_t pages = (end - begin + page - 1) / page;
+  std::vector<unsigned char> in_core(pages);
+  if (mincore(reinterpret_cast<void*>(begin), end - begin, in_core.data()) != 0) return 0;
+  size_t n = 0;
+  for (unsigned char c : in_core) n += c & 1;
+  return n * page;
+}
+
 void* host_alloc_pinned(size_t bytes) {
   if (gpu::pinned()) return cuda::alloc_pinned(bytes);
   void* p = std::malloc(std::max<size_t>(bytes, 1));
@@ -219,6 +293,7 @@ void copy_on(void* dst, Device dst_device, const void* src, Device src_device, s
     std::memcpy(dst, src, bytes);
     return;
   }
+  if (dst_device.is_cuda()) back_memory(dst, bytes);
   gpu::copy(dst, dst_device.is_cuda(), src, src_device.is_cuda(), bytes, stream.handle, wait);
 }
 }  // namespace
@@ -236,7 +311,10 @@ bool is_device_memory(const void* p) { return p && on_cuda() && gpu::is_device_m
 
 void zero_bytes(Device d, void* p, size_t bytes) {
   if (bytes == 0) return;
-  if (d.is_cuda()) return gpu::zero(p, bytes);
+  if (d.is_cuda()) {
+    back_memory(p, bytes);
+    return gpu::zero(p, bytes);
+  }
   std::memset(p, 0, bytes);
 }
 

@@ -77,6 +77,32 @@ void reset_peak_memory(Device d);
 // Returns cached, unused blocks to the system (torch.cuda.empty_cache). No-op on the CPU.
 void empty_cache(Device d);
 
+// ---- memory reserved whole, backed where it is used ---------------------------------------
+// For buffers that span a model of which a process uses a part (kernels/reserved_memory.h: a
+// pipeline stage's window of the flat parameters and gradients, a ZeRO-2 rank's slice of the
+// gradients). Address space for `bytes` on device d that reads as zero and costs no memory
+// yet: on the CPU anonymous pages (the OS backs a page when first touched), on a GPU address
+// space that back_memory maps chunk by chunk. Freed by free_reserved. Throws std::bad_alloc
+// when there is no address space left.
+void* reserve_memory(Device d, size_t bytes);
+void free_reserved(Device d, void* p, size_t bytes);
+// Makes [p, p + bytes) memory that ops may write: on a GPU, maps every chunk of a reservation
+// that the range touches and that is not backed yet (zeroed). Nothing on the CPU (a page is
+// backed when first touched) or for memory that is not reserved. copy_bytes and zero_bytes do
+// it for what they write; a kernel cannot, so whoever runs ops on reserved memory calls this
+// first. Throws std::bad_alloc when the GPU has no memory left.
+void back_memory(void* p, size_t bytes);
+// Sets [p, p + bytes) to zero and gives back the memory wholly inside it: on the CPU its whole
+// pages (madvise MADV_DONTNEED: a private anonymous page reads as zeros when next touched and
+// costs no RAM until then), on a GPU the whole chunks of a reservation (unmapped once the device
+// has finished what was queued); the partial pages or chunks at either end are only zeroed,
+// since their other bytes may belong to someone else. GPU memory that is not reserved is only
+// zeroed (in order with the compute stream). Safe while other threads write outside the range.
+void zero_and_release(void* p, size_t bytes);
+// Bytes of [p, p + bytes) backed now, counted by whole pages (the CPU: mincore) or chunks (a
+// GPU's reservation); all of it for other GPU memory, which is backed from its allocation.
+size_t resident_bytes(const void* p, size_t bytes);
+
 // Page-locked host memory for copies that overlap compute (offloading); plain memory without
 // CUDA. Freed by host_free_pinned.
 void* host_alloc_pinned(size_t bytes);
@@ -85,13 +111,14 @@ void host_free_pinned(void* p);
 // ---- copies -----------------------------------------------------------------------------
 // Copies `bytes` between any two places (host memory, or memory of the current device), in
 // order with the ops on the compute stream; when the destination is the host, returns after
-// the data is there.
+// the data is there. A destination in reserved GPU memory is backed first.
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);
 // Whether p points into a GPU's memory (as opposed to the host's, pinned or not): where a
 // collective must move data over NCCL or through host staging (dist/). False while the
 // current device is the CPU.
 bool is_device_memory(const void* p);
-// Sets `bytes` bytes at p (memory of device d) to zero, in order with the compute stream.
+// Sets `bytes` bytes at p (memory of device d) to zero, in order with the compute stream
+// (backing them first where they are reserved).
 void zero_bytes(Device d, void* p, size_t bytes);
 
 // ---- streams and events -----------------------------------------------------------------

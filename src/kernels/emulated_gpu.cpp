@@ -27,17 +27,64 @@ struct Arena {
   char* base = nullptr;
   size_t size = 0, top = 0;
   std::map<size_t, size_t> free_ranges;  // offset -> bytes
-  std::mutex mu;                         // free_ranges, top, opened
+  std::map<size_t, size_t> unbacked;     // offset -> bytes: reserved and not backed, never opened
+  std::map<char*, char*> reservations;   // aligned start -> what arena_alloc returned
+  std::mutex mu;                         // all of the above, opened
   int opened = 0;                        // live KernelScopes
 };
 
 Arena& arena();
 
-void protect_locked(Arena& a, int prot) {
-  if (a.top && mprotect(a.base, a.top, prot) != 0) {
+void protect(char* p, size_t bytes, int prot) {
+  if (bytes && mprotect(p, bytes, prot) != 0) {
     std::perror("strata: emulated GPU: mprotect");
     std::abort();
   }
+}
+
+void close_locked(Arena& a) { protect(a.base, a.top, PROT_NONE); }
+
+// Opens what was handed out, but not the reserved chunks that are not backed.
+void open_locked(Arena& a) {
+  protect(a.base, a.top, PROT_READ | PROT_WRITE);
+  for (const auto& [off, bytes] : a.unbacked) protect(a.base + off, bytes, PROT_NONE);
+}
+
+// [off, off + bytes) joins (or leaves) the unbacked runs, merged with their neighbours.
+void add_unbacked_locked(Arena& a, size_t off, size_t bytes) {
+  auto next = a.unbacked.lower_bound(off);
+  if (next != a.unbacked.end() && off + bytes == next->first) {
+    bytes += next->second;
+    next = a.unbacked.erase(next);
+  }
+  if (next != a.unbacked.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == off) {
+      off = prev->first;
+      bytes += prev->second;
+      a.unbacked.erase(prev);
+    }
+  }
+  a.unbacked.emplace(off, bytes);
+}
+
+void remove_unbacked_locked(Arena& a, size_t off, size_t bytes) {
+  auto it = a.unbacked.upper_bound(off);
+  if (it == a.unbacked.begin()) return;
+  --it;
+  const size_t run = it->first, run_bytes = it->second;
+  if (off + bytes > run + run_bytes) return;  // not wholly inside one run: not unbacked
+  a.unbacked.erase(it);
+  if (off > run) a.unbacked.emplace(run, off - run);
+  if (off + bytes < run + run_bytes) a.unbacked.emplace(off + bytes, run + run_bytes - off - bytes);
+}
+
+bool in_unbacked_locked(const Arena& a, const char* p) {
+  const size_t off = static_cast<size_t>(p - a.base);
+  auto it = a.unbacked.upper_bound(off);
+  if (it == a.unbacked.begin()) return false;
+  --it;
+  return off < it->first + it->second;
 }
 
 void* arena_alloc(size_t bytes) {
@@ -51,7 +98,7 @@ void* arena_alloc(size_t bytes) {
     if (left) a.free_ranges.emplace(off + bytes, left);
     if (off + bytes > a.top) {
       a.top = off + bytes;
-      if (a.opened) protect_locked(a, PROT_READ | PROT_WRITE);
+      if (a.opened) open_locked(a);
     }
     return a.base + off;
   }
@@ -91,12 +138,20 @@ void on_segv(int sig, siginfo_t* info, void* context) {
   const Arena& a = arena();
   const char* addr = static_cast<const char*>(info->si_addr);
   if (addr >= a.base && addr < a.base + a.size) {
-    char line[256];
-    const int n = std::snprintf(line, sizeof line,
-                                "strata: emulated GPU: host code touched device memory at %p (offset %zu of the "
-                                "GPU's memory) outside an op or copy of the device seam; a GPU would fault or read "
-                                "garbage here. Backtrace:\n",
-                                static_cast<const void*>(addr), static_cast<size_t>(addr - a.base));
+    char line[320];
+    // The books are read without their lock: the process stops here either way.
+    const int n =
+        in_unbacked_locked(a, addr)
+            ? std::snprintf(line, sizeof line,
+                            "strata: emulated GPU: reserved device memory at %p (offset %zu of the GPU's memory) "
+                            "was touched where it is not backed (kernels/reserved_memory.h: back_memory before an "
+                            "op writes it); a GPU would fault here. Backtrace:\n",
+                            static_cast<const void*>(addr), static_cast<size_t>(addr - a.base))
+            : std::snprintf(line, sizeof line,
+                            "strata: emulated GPU: host code touched device memory at %p (offset %zu of the "
+                            "GPU's memory) outside an op or copy of the device seam; a GPU would fault or read "
+                            "garbage here. Backtrace:\n",
+                            static_cast<const void*>(addr), static_cast<size_t>(addr - a.base));
     if (n > 0) (void)!write(2, line, static_cast<size_t>(n));
     void* frames[64];
     backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
@@ -173,14 +228,14 @@ KernelScope::KernelScope() {
   ++t_scopes;
   Arena& a = arena();
   std::lock_guard<std::mutex> lock(a.mu);
-  if (a.opened++ == 0) protect_locked(a, PROT_READ | PROT_WRITE);
+  if (a.opened++ == 0) open_locked(a);
 }
 
 KernelScope::~KernelScope() {
   --t_scopes;
   Arena& a = arena();
   std::lock_guard<std::mutex> lock(a.mu);
-  if (--a.opened == 0) protect_locked(a, PROT_NONE);
+  if (--a.opened == 0) close_locked(a);
 }
 
 // An op's OpenMP workers run inside the scope their op's thread opened.
@@ -228,6 +283,70 @@ void zero(void* p, size_t bytes) {
   check_side(p, true, "memory to zero");
   const KernelScope open;
   std::memset(p, 0, bytes);
+}
+
+namespace {
+
+size_t host_page() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+// The reserve-and-map system over the arena: address space is a range of it, closed while not
+// backed; backing a chunk opens it with the arena, unbacking closes it and gives its pages
+// back to the host.
+ReservedMemory::System arena_system() {
+  ReservedMemory::System s;
+  s.granularity = host_page();
+  s.reserve = [](size_t bytes) -> void* {
+    const size_t g = host_page();
+    char* raw = static_cast<char*>(arena_alloc(bytes + g));
+    if (!raw) return nullptr;
+    Arena& a = arena();
+    char* p = a.base + (static_cast<size_t>(raw - a.base) + g - 1) / g * g;
+    std::lock_guard<std::mutex> lock(a.mu);
+    a.reservations.emplace(p, raw);
+    add_unbacked_locked(a, static_cast<size_t>(p - a.base), bytes);
+    if (a.opened) protect(p, bytes, PROT_NONE);
+    return p;
+  };
+  s.unreserve = [](void* p, size_t bytes) {
+    Arena& a = arena();
+    char* raw = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(a.mu);
+      const auto it = a.reservations.find(static_cast<char*>(p));
+      raw = it->second;
+      a.reservations.erase(it);
+      remove_unbacked_locked(a, static_cast<size_t>(static_cast<char*>(p) - a.base), bytes);
+      if (a.opened) protect(static_cast<char*>(p), bytes, PROT_READ | PROT_WRITE);
+    }
+    arena_free(raw, bytes + host_page());
+  };
+  s.map = [](void* chunk) {
+    Arena& a = arena();
+    std::lock_guard<std::mutex> lock(a.mu);
+    remove_unbacked_locked(a, static_cast<size_t>(static_cast<char*>(chunk) - a.base), host_page());
+    if (a.opened) protect(static_cast<char*>(chunk), host_page(), PROT_READ | PROT_WRITE);
+    return true;
+  };
+  s.unmap = [](void* chunk) {
+    Arena& a = arena();
+    std::lock_guard<std::mutex> lock(a.mu);
+    add_unbacked_locked(a, static_cast<size_t>(static_cast<char*>(chunk) - a.base), host_page());
+    protect(static_cast<char*>(chunk), host_page(), PROT_NONE);
+    madvise(chunk, host_page(), MADV_DONTNEED);
+  };
+  s.zero = [](void* p, size_t bytes) {
+    const KernelScope open;
+    std::memset(p, 0, bytes);
+  };
+  s.account = [](std::ptrdiff_t bytes) { allocator().note_external(bytes); };
+  return s;
+}
+
+}  // namespace
+
+ReservedMemory& reserved_memory() {
+  static ReservedMemory* r = new ReservedMemory(arena_system());
+  return *r;
 }
 
 }  // namespace strata::kernels::emulated

@@ -8,6 +8,10 @@
 // but at the line that does it: an op names itself and the argument, a host access stops the
 // process with the address and a backtrace. New memory is filled with 0xFF bytes (NaN as
 // floats, -1 as integers), as cudaMalloc's is garbage, so a read of unwritten memory shows.
+// Reserved memory (kernels/reserved_memory.h) is backed in chunks of the host's page size
+// (a GPU's are 2 MiB: finer here, so that the small test models have whole chunks to leave
+// unbacked), and a chunk not backed stays closed even while an op runs: an op that reads or
+// writes outside what was backed stops the process, as a GPU would fault.
 //
 // What it does not check: the GPU kernels' own numerics (tests/gpu/test_backend_ops does, on a
 // GPU) and stream order (everything here is synchronous).
@@ -17,6 +21,7 @@
 #include <string>
 
 #include "kernels/device.h"
+#include "kernels/reserved_memory.h"
 
 namespace strata::kernels::emulated {
 
@@ -35,6 +40,7 @@ void empty_cache();
 // said to be on the host is.
 void copy(void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes);
 void zero(void* p, size_t bytes);
+ReservedMemory& reserved_memory();
 
 bool in_device_memory(const void* p);
 

@@ -27,6 +27,7 @@ void free(void*) { no_gpu("device_free"); }
 MemoryStats memory_stats() { return {}; }
 void reset_peak() {}
 void empty_cache() {}
+ReservedMemory& reserved_memory() { no_gpu("reserve_memory"); }
 void* alloc_pinned(size_t) { no_gpu("host_alloc_pinned"); }
 void free_pinned(void*) { no_gpu("host_free_pinned"); }
 void* compute_stream() { no_gpu("compute_stream"); }

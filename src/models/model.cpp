@@ -2,7 +2,7 @@
 
 #include "models/causal_decoder.h"
 #include "models/decoder_inputs.h"
-#include "tensor/resident_memory.h"
+#include "kernels/device.h"
 
 #include "util/rng.h"
 
@@ -86,17 +86,13 @@ size_t Model<T>::non_embedding_parameters() const {
 
 template <typename T>
 void Model<T>::allocate() {
-  params_.resize(table_.total());
-  grads_.resize(table_.total());
-  if (params_.device().is_cuda()) {
-    params_.zero();
-    grads_.zero();
-    return;
-  }
-  // Zero pages that cost no memory until written: a pipeline stage only ever writes its own
-  // share of the buffers.
-  zero_and_release(params_.data(), params_.size() * sizeof(T));
-  zero_and_release(grads_.data(), grads_.size() * sizeof(T));
+  // Values that read as zero and cost no memory until used: a pipeline stage uses only its
+  // window of the buffers and gives the rest back (PipelineStep::release_other_stages), and an
+  // inference never touches the gradients. Every parameter is initialised or loaded next, so a
+  // GPU backs them now; the gradients are backed where a step zeroes them (DataParallelStep).
+  params_ = Buffer<T>::reserved(table_.total());
+  grads_ = Buffer<T>::reserved(table_.total());
+  kernels::back_memory(params_.data(), params_.size() * sizeof(T));
 }
 
 template <typename T>

@@ -3,9 +3,13 @@
 // resize, so a buffer that the next kernel overwrites costs no extra pass over memory. It
 // lives on the device that was current when it was made (kernels/device.h) and allocates there
 // through kernels::device_alloc, which on a GPU is a caching allocator: a step that resizes
-// its buffers to the sizes of the step before allocates nothing.
+// its buffers to the sizes of the step before allocates nothing. A reserved buffer
+// (Buffer::reserved) spans address space of which only the parts used are backed by memory
+// (kernels::reserve_memory): the flat parameters and gradients, of which a pipeline stage
+// uses its window.
 #pragma once
 #include <cstddef>
+#include <stdexcept>
 #include <utility>
 
 #include "kernels/device.h"
@@ -18,15 +22,31 @@ class Buffer {
   Buffer() = default;
   explicit Buffer(size_t n) { resize(n); }
   Buffer(size_t n, kernels::Device device) : device_(device) { resize(n); }
-  ~Buffer() { kernels::device_free(device_, data_, capacity_ * sizeof(T)); }
+  // n values on the current device that read as zero, none of them backed by memory until
+  // written (on a GPU: until kernels::back_memory, or a copy or zero() into them). It cannot
+  // grow.
+  static Buffer reserved(size_t n) {
+    Buffer b;
+    b.data_ = static_cast<T*>(kernels::reserve_memory(b.device_, n * sizeof(T)));
+    b.size_ = b.capacity_ = n;
+    b.reserved_ = true;
+    return b;
+  }
+  ~Buffer() {
+    if (reserved_)
+      kernels::free_reserved(device_, data_, capacity_ * sizeof(T));
+    else
+      kernels::device_free(device_, data_, capacity_ * sizeof(T));
+  }
   Buffer(Buffer&& o) noexcept
       : device_(o.device_), data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)),
-        capacity_(std::exchange(o.capacity_, 0)) {}
+        capacity_(std::exchange(o.capacity_, 0)), reserved_(std::exchange(o.reserved_, false)) {}
   Buffer& operator=(Buffer&& o) noexcept {
     std::swap(device_, o.device_);
     std::swap(data_, o.data_);
     std::swap(size_, o.size_);
     std::swap(capacity_, o.capacity_);
+    std::swap(reserved_, o.reserved_);
     return *this;
   }
   Buffer(const Buffer&) = delete;
@@ -35,6 +55,7 @@ class Buffer {
   // Contents are kept only up to the old size; new elements are uninitialised.
   void resize(size_t n) {
     if (n > capacity_) {
+      if (reserved_) throw std::logic_error("a reserved Buffer cannot grow");
       T* fresh = static_cast<T*>(kernels::device_alloc(device_, n * sizeof(T)));
       if (size_) kernels::copy_bytes(fresh, device_, data_, device_, size_ * sizeof(T));
       kernels::device_free(device_, data_, capacity_ * sizeof(T));
@@ -57,6 +78,7 @@ class Buffer {
   T* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;
+  bool reserved_ = false;
 };
 
 // Sizes b to n values on the current device: a buffer made while another device was current

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "kernels/ops.h"
-#include "tensor/resident_memory.h"
+#include "kernels/device.h"
 #include "util/error.h"
 
 namespace strata {
@@ -30,8 +31,9 @@ DataParallelStep::DataParallelStep(dist::Communicator* comm, Model<float>& model
   reducer_ = std::make_unique<dist::GradientReducer>(*comm_, g + begin_, end_ - begin_, cap,
                                                      stage_ > 0 ? &shards_ : nullptr, stage_ == 2);
   if (stage_ == 2) {  // from now on only the owned slice of the gradients is ever non-zero here
-    zero_and_release(g + begin_, (owned_begin() - begin_) * sizeof(float));
-    zero_and_release(g + owned_end(), (end_ - owned_end()) * sizeof(float));
+    map_units_for_release();
+    kernels::zero_and_release(g + begin_, (owned_begin() - begin_) * sizeof(float));
+    kernels::zero_and_release(g + owned_end(), (end_ - owned_end()) * sizeof(float));
   }
 }
 
@@ -39,15 +41,19 @@ size_t DataParallelStep::owned_begin() const { return begin_ + (sharded() ? shar
 size_t DataParallelStep::owned_end() const { return sharded() ? begin_ + shards_.end(comm_->rank()) : end_; }
 
 void DataParallelStep::zero_grads() {
-  float* g = model_.grads().data();
   // ZeRO-2: the rest was zeroed (and released) when its buckets were reduced.
-  if (stage_ == 2 && comm_)
-    kernels::fill(g + owned_begin(), owned_end() - owned_begin(), 0.0f);
-  else
-    kernels::fill(g + begin_, end_ - begin_, 0.0f);
+  const bool slice = stage_ == 2 && comm_;
+  const size_t lo = slice ? owned_begin() : begin_, hi = slice ? owned_end() : end_;
+  float* g = model_.grads().data();
+  kernels::back_memory(g + lo, (hi - lo) * sizeof(float));
+  kernels::fill(g + lo, hi - lo, 0.0f);
 }
 
 void DataParallelStep::begin_micro(int i, int n) {
+  if (stage_ == 2 && comm_) {  // the gradients the first unit of backward writes
+    for (const auto& [b, e] : shared_runs_) back_gradients(b, e);
+    back_unit_below(end_);
+  }
   if (reduces(i, n)) reducer_->begin_step();
 }
 
@@ -57,7 +63,40 @@ GradsFinalHook DataParallelStep::hook(int i, int n) {
     if (offset >= end_) return;  // nothing of the window
     if (stage_ == 2) sample_gradient_residency();  // before the bucket is released: the local peak
     reducer_->grads_final_from(std::max(offset, begin_) - begin_);
+    if (stage_ == 2) back_unit_below(offset);  // what the next unit's backward writes
   };
+}
+
+void DataParallelStep::back_gradients(size_t begin, size_t end) {
+  begin = std::max(begin, begin_);
+  end = std::min(end, end_);
+  if (begin < end) kernels::back_memory(model_.grads().data() + begin, (end - begin) * sizeof(float));
+}
+
+void DataParallelStep::back_unit_below(size_t offset) {
+  const auto above = std::lower_bound(unit_begins_.begin(), unit_begins_.end(), offset);
+  back_gradients(above == unit_begins_.begin() ? begin_ : *std::prev(above), offset);
+}
+
+void DataParallelStep::map_units_for_release() {
+  // Each unit's own gradients are the run from its first parameter up to the next unit's
+  // (the table lists parameters in unit order); a parameter several units read (a tied
+  // embedding, ALBERT's shared layer) is written from the first of their backwards to the last.
+  const auto& entries = model_.table().entries();
+  std::vector<int> readers(entries.size(), 0);
+  std::vector<bool> seen(entries.size(), false);
+  for (int u = 0; u < model_.num_units(); ++u) {
+    size_t first = SIZE_MAX;
+    for (size_t e : model_.unit_parameters(u)) {
+      ++readers[e];
+      if (!seen[e]) first = std::min(first, entries[e].offset);
+      seen[e] = true;
+    }
+    if (first != SIZE_MAX) unit_begins_.push_back(first);
+  }
+  std::sort(unit_begins_.begin(), unit_begins_.end());
+  for (size_t e = 0; e < entries.size(); ++e)
+    if (readers[e] > 1) shared_runs_.emplace_back(entries[e].offset, entries[e].offset + entries[e].numel);
 }
 
 void DataParallelStep::end_micro(int i, int n) {
@@ -67,7 +106,7 @@ void DataParallelStep::end_micro(int i, int n) {
 
 void DataParallelStep::sample_gradient_residency() {
   const float* g = model_.grads().data();
-  peak_grad_bytes_ = std::max(peak_grad_bytes_, resident_bytes(g + begin_, (end_ - begin_) * sizeof(float)));
+  peak_grad_bytes_ = std::max(peak_grad_bytes_, kernels::resident_bytes(g + begin_, (end_ - begin_) * sizeof(float)));
 }
 
 std::vector<std::pair<size_t, size_t>> DataParallelStep::replicated_runs() const {

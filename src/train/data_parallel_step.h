@@ -80,6 +80,12 @@ class DataParallelStep {
   // The replicated parameters' runs of the owned slice, [begin, end) flat offsets.
   std::vector<std::pair<size_t, size_t>> replicated_runs() const;
   void sample_gradient_residency();
+  // ZeRO-2 keeps only its slice of the gradients: the rest is given back as each bucket is
+  // reduced, and backed again (on a GPU; on the CPU the OS does it as a page is written) just
+  // before a unit's backward writes it, so that at most the buckets in flight are held besides.
+  void map_units_for_release();
+  void back_gradients(size_t begin, size_t end);  // flat offsets, clipped to the window
+  void back_unit_below(size_t offset);            // the unit whose gradients end at offset
 
   dist::Communicator* comm_;
   dist::Communicator* tensor_;
@@ -89,6 +95,8 @@ class DataParallelStep {
   dist::FlatShards shards_;
   std::unique_ptr<dist::GradientReducer> reducer_;
   size_t peak_grad_bytes_ = 0;
+  std::vector<size_t> unit_begins_;                      // each unit's first own gradient, ascending
+  std::vector<std::pair<size_t, size_t>> shared_runs_;   // parameters several units read
 };
 
 }  // namespace strata

@@ -264,8 +264,8 @@ std::string format_pipeline_memory_plans(const Model<float>& model, const Pipeli
 std::string format_measured_memory(int rank, const RankMemoryMeasured& m) {
   char line[400];
   std::snprintf(line, sizeof line,
-                "memory measured, rank %d: peak RSS %.1f MiB; parameters resident %.1f MiB; gradients resident at most "
-                "%.1f MiB; optimizer state %.1f MiB; predicted peak %.1f MiB (the plan + %.1f MiB held before "
+                "memory measured, rank %d: peak RSS %.1f MiB; parameters resident %.2f MiB; gradients resident at most "
+                "%.2f MiB; optimizer state %.1f MiB; predicted peak %.1f MiB (the plan + %.1f MiB held before "
                 "training: code, libraries, data), measured/predicted %.3f",
                 rank, mib(m.peak_rss), mib(m.parameters), mib(m.gradients_peak), mib(m.optimizer_state),
                 mib(m.predicted_peak), mib(m.held_before_training),

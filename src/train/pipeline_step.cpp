@@ -7,7 +7,7 @@
 #include <omp.h>
 
 #include "kernels/ops.h"
-#include "tensor/resident_memory.h"
+#include "kernels/device.h"
 #include "train/micro_batches.h"
 #include "util/error.h"
 
@@ -101,6 +101,7 @@ void PipelineStep::zero_borrowed_grads() {
   float* g = model_.grads().data();
   for (size_t e : layout_.borrowed(stage_)) {
     const ParamEntry& p = model_.table().entries()[e];
+    kernels::back_memory(g + p.offset, p.numel * sizeof(float));
     kernels::fill(g + p.offset, p.numel, 0.0f);
   }
 }
@@ -264,7 +265,7 @@ void PipelineStep::add_shared_gradients() {
       wait(shared_recvs_[k], idle_s_);
       kernels::add(g, shared_in_[k].data(), g, p.numel);
       // Received once per step: its pages go back to the OS until the next.
-      zero_and_release(shared_in_[k].data(), p.numel * sizeof(float));
+      kernels::zero_and_release(shared_in_[k].data(), p.numel * sizeof(float));
     }
   }
 }
@@ -334,8 +335,8 @@ void PipelineStep::release_other_stages() {
   size_t from = 0;
   auto release = [&](size_t to) {
     if (to <= from) return;
-    zero_and_release(model_.params().data() + from, (to - from) * sizeof(float));
-    zero_and_release(model_.grads().data() + from, (to - from) * sizeof(float));
+    kernels::zero_and_release(model_.params().data() + from, (to - from) * sizeof(float));
+    kernels::zero_and_release(model_.grads().data() + from, (to - from) * sizeof(float));
   };
   for (const auto& [b, e] : keep) {
     release(b);
@@ -355,7 +356,7 @@ size_t PipelineStep::borrowed_gradient_bytes() const {
   size_t bytes = 0;
   for (size_t e : layout_.borrowed(stage_)) {
     const ParamEntry& p = model_.table().entries()[e];
-    bytes += resident_bytes(model_.grads().data() + p.offset, p.numel * sizeof(float));
+    bytes += kernels::resident_bytes(model_.grads().data() + p.offset, p.numel * sizeof(float));
   }
   return bytes;
 }
@@ -368,8 +369,11 @@ void PipelineStep::gather_parameters_to_first() {
                 kGatherTag);
     return;
   }
-  for (int s = 1; s < stages(); ++s)
-    comm_->recv(params + layout_.begin(s), (layout_.end(s) - layout_.begin(s)) * sizeof(float), s, kGatherTag);
+  for (int s = 1; s < stages(); ++s) {
+    const size_t values = layout_.end(s) - layout_.begin(s);
+    kernels::back_memory(params + layout_.begin(s), values * sizeof(float));  // a collective may write it directly
+    comm_->recv(params + layout_.begin(s), values * sizeof(float), s, kGatherTag);
+  }
 }
 
 }  // namespace strata

@@ -17,6 +17,7 @@
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
+#include "kernels/device.h"
 #include "tensor/resident_memory.h"
 #include "train/memory_plan.h"
 #include "train/optimizer_files.h"
@@ -465,13 +466,13 @@ nlohmann::json Trainer::finish_training(TrainRun& run) {
 
 size_t Trainer::optimizer_state_resident() {
   size_t bytes = 0;
-  for (auto& [kind, buf] : optimizer_->state_buffers()) bytes += resident_bytes(buf->data(), buf->size() * sizeof(float));
+  for (auto& [kind, buf] : optimizer_->state_buffers()) bytes += kernels::resident_bytes(buf->data(), buf->size() * sizeof(float));
   return bytes;
 }
 
 size_t Trainer::memory_outside_plan() {
-  const size_t planned = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float)) +
-                         resident_bytes(model_->grads().data(), model_->grads().size() * sizeof(float)) +
+  const size_t planned = kernels::resident_bytes(model_->params().data(), model_->params().size() * sizeof(float)) +
+                         kernels::resident_bytes(model_->grads().data(), model_->grads().size() * sizeof(float)) +
                          optimizer_state_resident();
   const size_t now = resident_set_bytes();
   return now > planned ? now - planned : 0;
@@ -505,7 +506,7 @@ void Trainer::report_measured_memory() {
   m.peak_rss = peak_resident_bytes();
   m.gradients_peak = dp_->peak_gradient_bytes() + pipe_->borrowed_gradient_bytes();
   m.optimizer_state = optimizer_state_resident();
-  m.parameters = resident_bytes(model_->params().data(), model_->params().size() * sizeof(float));
+  m.parameters = kernels::resident_bytes(model_->params().data(), model_->params().size() * sizeof(float));
   // The prediction: the plan at the largest batch shape trained on (with an evaluation pass
   // if one ran), plus what the process held besides the planned buffers before training.
   const RankMemoryPlan plan = memory_plan(largest_batch_.first, largest_batch_.second, largest_eval_batch_);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/device.h"
+#include "kernels/reserved_memory.h"
 
 namespace strata::kernels::cuda {
 
@@ -20,6 +21,8 @@ void free(void* p);
 MemoryStats memory_stats();
 void reset_peak();
 void empty_cache();
+// Memory reserved whole and backed chunk by chunk (kernels/cuda/virtual_memory.cu).
+ReservedMemory& reserved_memory();
 void* alloc_pinned(size_t bytes);
 void free_pinned(void* p);
 

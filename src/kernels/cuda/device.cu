@@ -1,6 +1,7 @@
 // The GPU's side of the device seam (kernels/cuda/cuda_device.h) over the CUDA runtime: one
 // compute stream and one copy stream per process (non-blocking, so nothing waits on the
-// legacy default stream), and a caching allocator over cudaMalloc.
+// legacy default stream), a caching allocator over cudaMalloc, and reserve-and-map memory
+// (kernels/cuda/virtual_memory.cu) counted in the allocator's statistics.
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -11,6 +12,7 @@
 #include "kernels/caching_allocator.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/virtual_memory.h"
 
 namespace strata::kernels::cuda {
 
@@ -20,6 +22,9 @@ struct State {
   int index = -1;
   cudaStream_t compute = nullptr, copy = nullptr;
   std::unique_ptr<CachingAllocator> allocator;
+  // Kept to the process's end: the driver frees what it holds at exit,
+  // after which unmapping would fail.
+  ReservedMemory* reserved = nullptr;
 };
 State g_state;
 std::once_flag g_count_once;
@@ -71,6 +76,7 @@ void set_device(int index) {
         return p;
       },
       [](void* p, size_t) { cudaFree(p); }});
+  g_state.reserved = make_reserved_memory(index, g_state.compute, *g_state.allocator).release();
 }
 
 DeviceProperties properties(int index) {
@@ -100,6 +106,7 @@ void free(void* p) {
   // them; that is safe because every op runs on that one stream, in order (PyTorch's rule).
   state().allocator->deallocate(p);
 }
+ReservedMemory& reserved_memory() { return *state().reserved; }
 MemoryStats memory_stats() { return g_state.allocator ? g_state.allocator->stats() : MemoryStats{}; }
 void reset_peak() {
   if (g_state.allocator) g_state.allocator->reset_peak();
