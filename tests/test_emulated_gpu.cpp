@@ -90,38 +90,6 @@ TEST_F(EmulatedGpu, MemoryStatisticsCountTheDevicesAllocations) {
   EXPECT_EQ(after.in_use, before.in_use);
 }
 
-TEST_F(EmulatedGpu, ReservedMemoryIsBackedWhereUsedAndGivenBack) {
-  const size_t page = kernels::emulated::reserved_memory().granularity(), n = 64 * page / sizeof(float);
-  const kernels::Device gpu = kernels::Device::cuda(0);
-  const size_t in_use = kernels::memory_stats(gpu).in_use;
-  Buffer<float> b = Buffer<float>::reserved(n);
-  EXPECT_TRUE(kernels::is_device_memory(b.data()));
-  EXPECT_EQ(kernels::resident_bytes(b.data(), n * sizeof(float)), 0u);
-  EXPECT_EQ(kernels::memory_stats(gpu).in_use, in_use);
-  // A window of it: backed (zeros), written by an op, counted in the device's statistics.
-  const size_t lo = 8 * page / sizeof(float), hi = 24 * page / sizeof(float);
-  kernels::back_memory(b.data() + lo, (hi - lo) * sizeof(float));
-  EXPECT_EQ(kernels::resident_bytes(b.data(), n * sizeof(float)), 16 * page);
-  EXPECT_EQ(kernels::memory_stats(gpu).in_use, in_use + 16 * page);
-  kernels::fill(b.data() + lo, hi - lo, 2.0f);
-  std::vector<float> h(hi - lo);
-  kernels::copy_bytes(h.data(), kernels::Device::cpu(), b.data() + lo, gpu, h.size() * sizeof(float));
-  EXPECT_EQ(h.front(), 2.0f);
-  EXPECT_EQ(h.back(), 2.0f);
-  // A copy into it backs what it writes; so does zeroing.
-  kernels::copy_bytes(b.data() + n - 4, gpu, h.data(), kernels::Device::cpu(), 4 * sizeof(float));
-  EXPECT_EQ(kernels::resident_bytes(b.data() + n - 4, 4 * sizeof(float)), page);
-  // Given back: the whole pages leave, the range reads as zero when backed again.
-  kernels::zero_and_release(b.data() + lo, (hi - lo) * sizeof(float));
-  EXPECT_EQ(kernels::resident_bytes(b.data(), n * sizeof(float)), page);
-  kernels::back_memory(b.data() + lo, sizeof(float));
-  kernels::copy_bytes(h.data(), kernels::Device::cpu(), b.data() + lo, gpu, sizeof(float));
-  EXPECT_EQ(h[0], 0.0f);
-  b = Buffer<float>();
-  EXPECT_EQ(kernels::memory_stats(gpu).in_use, in_use);
-  EXPECT_THROW(Buffer<float>::reserved(4).resize(5), std::logic_error);
-}
-
 using EmulatedGpuDeathTest = EmulatedGpu;
 
 TEST_F(EmulatedGpuDeathTest, AHostReadOfDeviceMemoryStopsTheProcessThere) {
@@ -136,7 +104,7 @@ TEST_F(EmulatedGpuDeathTest, AHostReadOfDeviceMemoryStopsTheProcessThere) {
 
 TEST_F(EmulatedGpuDeathTest, AnOpOnReservedMemoryThatIsNotBackedStopsTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  const size_t page = kernels::emulated::reserved_memory().granularity(), n = 4 * page / sizeof(float);
+  const size_t page = kernels::backing_granularity(kernels::Device::cuda(0)), n = 4 * page / sizeof(float);
   Buffer<float> b = Buffer<float>::reserved(n);
   kernels::back_memory(b.data(), page);
   kernels::fill(b.data(), page / sizeof(float), 1.0f);  // the backed page

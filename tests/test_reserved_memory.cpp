@@ -1,13 +1,18 @@
-// kernels/reserved_memory.h's books over a system that records what it is asked: which chunks
-// get backed, zeroed and given back, and what is refused. The emulated GPU's side of the same
-// class is checked in test_emulated_gpu.cpp, the GPU's by scripts/gpu_check.sh.
+// kernels/reserved_memory.h: its books over a system that records what it is asked (which
+// chunks get backed, zeroed and given back, and what is refused), then a reserved Buffer on the
+// emulated GPU (CTest sets STRATA_EMULATED_GPU=1) and on a real one (label gpu; skipped
+// without one). An op on a chunk that is not backed: test_emulated_gpu.cpp's death test.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <set>
 #include <vector>
 
+#include "kernels/device.h"
+#include "kernels/emulated_gpu.h"
+#include "kernels/ops.h"
 #include "kernels/reserved_memory.h"
+#include "tensor/buffer.h"
 
 namespace strata::kernels {
 namespace {
@@ -132,6 +137,75 @@ TEST(ReservedMemory, ADeviceOutOfMemorySaysSoAndKeepsWhatItBacked) {
   ReservedMemory::System odd = g.system();
   odd.granularity = 48;
   EXPECT_THROW(ReservedMemory{odd}, std::logic_error);
+}
+
+// On the current GPU: a reserved buffer costs nothing until backed, a window of it is backed
+// zeroed, written by an op and counted in the device's statistics, a copy or a zeroing backs
+// what it writes, and a release gives the whole chunks back, to read as zero when backed again.
+void check_reserved_buffer_on_current_gpu() {
+  const Device gpu = current_device();
+  const size_t chunk = backing_granularity(gpu), n = 64 * chunk / sizeof(float);
+  const size_t in_use = memory_stats(gpu).in_use;
+  Buffer<float> b = Buffer<float>::reserved(n);
+  EXPECT_TRUE(is_device_memory(b.data()));
+  EXPECT_EQ(resident_bytes(b.data(), n * sizeof(float)), 0u);
+  EXPECT_EQ(memory_stats(gpu).in_use, in_use);
+  const size_t lo = 8 * chunk / sizeof(float), hi = 24 * chunk / sizeof(float);
+  back_memory(b.data() + lo, (hi - lo) * sizeof(float));
+  EXPECT_EQ(resident_bytes(b.data(), n * sizeof(float)), 16 * chunk);
+  EXPECT_EQ(memory_stats(gpu).in_use, in_use + 16 * chunk);
+  std::vector<float> h(hi - lo, 1.0f);
+  copy_bytes(h.data(), Device::cpu(), b.data() + lo, gpu, h.size() * sizeof(float));
+  EXPECT_EQ(h.front(), 0.0f);
+  EXPECT_EQ(h.back(), 0.0f);
+  fill(b.data() + lo, hi - lo, 2.0f);
+  copy_bytes(h.data(), Device::cpu(), b.data() + lo, gpu, h.size() * sizeof(float));
+  EXPECT_EQ(h.front(), 2.0f);
+  EXPECT_EQ(h.back(), 2.0f);
+  copy_bytes(b.data() + n - 4, gpu, h.data(), Device::cpu(), 4 * sizeof(float));
+  EXPECT_EQ(resident_bytes(b.data() + n - 4, 4 * sizeof(float)), chunk);
+  zero_bytes(gpu, b.data(), sizeof(float));
+  EXPECT_EQ(resident_bytes(b.data(), n * sizeof(float)), 18 * chunk);
+  // Given back from the middle of a chunk: 15 whole chunks leave, the partial one is zeroed.
+  zero_and_release(b.data() + lo + 1, (hi - lo - 1) * sizeof(float));
+  EXPECT_EQ(resident_bytes(b.data(), n * sizeof(float)), 3 * chunk);
+  copy_bytes(h.data(), Device::cpu(), b.data() + lo, gpu, 2 * sizeof(float));
+  EXPECT_EQ(h[0], 2.0f);
+  EXPECT_EQ(h[1], 0.0f);
+  back_memory(b.data() + hi - 1, sizeof(float));
+  copy_bytes(h.data(), Device::cpu(), b.data() + hi - 1, gpu, sizeof(float));
+  EXPECT_EQ(h[0], 0.0f);
+  synchronize();
+  b = Buffer<float>();
+  EXPECT_EQ(memory_stats(gpu).in_use, in_use);
+  EXPECT_THROW(Buffer<float>::reserved(4).resize(5), std::logic_error);
+}
+
+TEST(ReservedMemoryOnEmulatedGpu, BacksWhereUsedAndGivesBack) {
+  if (!emulated::enabled()) GTEST_SKIP() << "STRATA_EMULATED_GPU=1 not set";
+  use_device(Device::cuda(0));
+  check_reserved_buffer_on_current_gpu();
+  use_device(Device::cpu());
+}
+
+TEST(ReservedMemoryOnGpu, BacksWhereUsedAndGivesBack) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU: " << cuda_unavailable_reason();
+  use_device(Device::cuda(0));
+  check_reserved_buffer_on_current_gpu();
+  use_device(Device::cpu());
+}
+
+TEST(ReservedMemory, OnTheCpuPagesComeWhenWrittenAndGoWhenReleased) {
+  const size_t page = backing_granularity(Device::cpu()), n = 16 * page / sizeof(float);
+  Buffer<float> b = Buffer<float>::reserved(n);
+  EXPECT_EQ(resident_bytes(b.data(), n * sizeof(float)), 0u);
+  back_memory(b.data(), n * sizeof(float));  // nothing: the OS backs a page when first touched
+  EXPECT_EQ(resident_bytes(b.data(), n * sizeof(float)), 0u);
+  b[3 * page / sizeof(float)] = 1.0f;
+  EXPECT_EQ(resident_bytes(b.data(), n * sizeof(float)), page);
+  zero_and_release(b.data(), n * sizeof(float));
+  EXPECT_EQ(resident_bytes(b.data(), n * sizeof(float)), 0u);
+  EXPECT_EQ(b[3 * page / sizeof(float)], 0.0f);
 }
 
 }  // namespace

@@ -227,6 +227,8 @@ void free_reserved(Device d, void* p, size_t bytes) {
   munmap(p, std::max<size_t>(bytes, 1));
 }
 
+size_t backing_granularity(Device d) { return d.is_cuda() ? gpu::reserved().granularity() : page_size(); }
+
 namespace {
 // Whether p lies in memory the current GPU reserved (kernels/reserved_memory.h).
 bool in_reservation(const void* p) { return p && on_cuda() && gpu::reserved().contains(p); }

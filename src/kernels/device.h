@@ -86,6 +86,9 @@ void empty_cache(Device d);
 // when there is no address space left.
 void* reserve_memory(Device d, size_t bytes);
 void free_reserved(Device d, void* p, size_t bytes);
+// Bytes backed at a time: the page on the CPU, the chunk on a GPU (2 MiB on an H100; the
+// emulated GPU's is the host's page).
+size_t backing_granularity(Device d);
 // Makes [p, p + bytes) memory that ops may write: on a GPU, maps every chunk of a reservation
 // that the range touches and that is not backed yet (zeroed). Nothing on the CPU (a page is
 // backed when first touched) or for memory that is not reserved. copy_bytes and zero_bytes do

@@ -50,24 +50,25 @@ void open_locked(Arena& a) {
   for (const auto& [off, bytes] : a.unbacked) protect(a.base + off, bytes, PROT_NONE);
 }
 
-// [off, off + bytes) joins (or leaves) the unbacked runs, merged with their neighbours.
-void add_unbacked_locked(Arena& a, size_t off, size_t bytes) {
-  auto next = a.unbacked.lower_bound(off);
-  if (next != a.unbacked.end() && off + bytes == next->first) {
+// Adds [off, off + bytes) to a set of runs (offset -> bytes), merged with its neighbours.
+void add_run(std::map<size_t, size_t>& runs, size_t off, size_t bytes) {
+  auto next = runs.lower_bound(off);
+  if (next != runs.end() && off + bytes == next->first) {
     bytes += next->second;
-    next = a.unbacked.erase(next);
+    next = runs.erase(next);
   }
-  if (next != a.unbacked.begin()) {
+  if (next != runs.begin()) {
     auto prev = std::prev(next);
     if (prev->first + prev->second == off) {
       off = prev->first;
       bytes += prev->second;
-      a.unbacked.erase(prev);
+      runs.erase(prev);
     }
   }
-  a.unbacked.emplace(off, bytes);
+  runs.emplace(off, bytes);
 }
 
+// Takes [off, off + bytes), wholly inside one run, out of the unbacked runs.
 void remove_unbacked_locked(Arena& a, size_t off, size_t bytes) {
   auto it = a.unbacked.upper_bound(off);
   if (it == a.unbacked.begin()) return;
@@ -107,23 +108,8 @@ void* arena_alloc(size_t bytes) {
 
 void arena_free(void* p, size_t bytes) {
   Arena& a = arena();
-  bytes = (bytes + kAlign - 1) / kAlign * kAlign;
   std::lock_guard<std::mutex> lock(a.mu);
-  size_t off = static_cast<size_t>(static_cast<char*>(p) - a.base);
-  auto next = a.free_ranges.lower_bound(off);
-  if (next != a.free_ranges.end() && off + bytes == next->first) {
-    bytes += next->second;
-    next = a.free_ranges.erase(next);
-  }
-  if (next != a.free_ranges.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == off) {
-      off = prev->first;
-      bytes += prev->second;
-      a.free_ranges.erase(prev);
-    }
-  }
-  a.free_ranges.emplace(off, bytes);
+  add_run(a.free_ranges, static_cast<size_t>(static_cast<char*>(p) - a.base), (bytes + kAlign - 1) / kAlign * kAlign);
 }
 
 CachingAllocator& allocator() {
@@ -303,7 +289,7 @@ ReservedMemory::System arena_system() {
     char* p = a.base + (static_cast<size_t>(raw - a.base) + g - 1) / g * g;
     std::lock_guard<std::mutex> lock(a.mu);
     a.reservations.emplace(p, raw);
-    add_unbacked_locked(a, static_cast<size_t>(p - a.base), bytes);
+    add_run(a.unbacked, static_cast<size_t>(p - a.base), bytes);
     if (a.opened) protect(p, bytes, PROT_NONE);
     return p;
   };
@@ -330,7 +316,7 @@ ReservedMemory::System arena_system() {
   s.unmap = [](void* chunk) {
     Arena& a = arena();
     std::lock_guard<std::mutex> lock(a.mu);
-    add_unbacked_locked(a, static_cast<size_t>(static_cast<char*>(chunk) - a.base), host_page());
+    add_run(a.unbacked, static_cast<size_t>(static_cast<char*>(chunk) - a.base), host_page());
     protect(static_cast<char*>(chunk), host_page(), PROT_NONE);
     madvise(chunk, host_page(), MADV_DONTNEED);
   };
