@@ -50,32 +50,51 @@ void DataParallelStep::zero_grads() {
 }
 
 void DataParallelStep::begin_micro(int i, int n) {
-  if (stage_ == 2 && comm_) {  // the gradients the first unit of backward writes
-    for (const auto& [b, e] : shared_runs_) back_gradients(b, e);
-    back_unit_below(end_);
+  if (stage_ == 2 && reducer_) {  // the gradients the first unit of backward writes
+    for (auto [b, e] : shared_runs_) {
+      b = std::max(b, begin_);
+      e = std::min(e, end_);
+      if (b < e) kernels::back_memory(model_.grads().data() + b, (e - b) * sizeof(float));
+    }
+    backed_from_ = end_;
+    back_down_to(unit_below(end_));
   }
   if (reduces(i, n)) reducer_->begin_step();
 }
 
 GradsFinalHook DataParallelStep::hook(int i, int n) {
   if (!reduces(i, n)) return {};
-  return [this](size_t offset) {
-    if (offset >= end_) return;  // nothing of the window
-    if (stage_ == 2) sample_gradient_residency();  // before the bucket is released: the local peak
-    reducer_->grads_final_from(std::max(offset, begin_) - begin_);
-    if (stage_ == 2) back_unit_below(offset);  // what the next unit's backward writes
-  };
+  return [this](size_t offset) { grads_final_from(offset); };
 }
 
-void DataParallelStep::back_gradients(size_t begin, size_t end) {
-  begin = std::max(begin, begin_);
-  end = std::min(end, end_);
-  if (begin < end) kernels::back_memory(model_.grads().data() + begin, (end - begin) * sizeof(float));
+void DataParallelStep::grads_final_from(size_t offset) {
+  if (offset >= end_) return;  // nothing of the window
+  if (stage_ == 2) {
+    back_down_to(unit_below(offset));  // what the next unit's backward writes
+    sample_gradient_residency();       // before the bucket is released: the local peak
+  }
+  reducer_->grads_final_from(std::max(offset, begin_) - begin_);
 }
 
-void DataParallelStep::back_unit_below(size_t offset) {
+void DataParallelStep::end_micro(int i, int n) {
+  // ZeRO-2: what no backward wrote (an empty micro-batch, a backward that stops early) is zero
+  // and is reduced all the same: unit by unit, as a backward would hand it over, so that it
+  // too is backed only while its buckets are in flight.
+  if (stage_ == 2 && reducer_)
+    for (size_t x = backed_from_; x > begin_; x = backed_from_) grads_final_from(x);
+  sample_gradient_residency();
+  if (reduces(i, n)) reducer_->finish_step();
+}
+
+size_t DataParallelStep::unit_below(size_t offset) const {
   const auto above = std::lower_bound(unit_begins_.begin(), unit_begins_.end(), offset);
-  back_gradients(above == unit_begins_.begin() ? begin_ : *std::prev(above), offset);
+  return std::max(begin_, above == unit_begins_.begin() ? begin_ : *std::prev(above));
+}
+
+void DataParallelStep::back_down_to(size_t offset) {
+  if (offset >= backed_from_) return;
+  kernels::back_memory(model_.grads().data() + offset, (backed_from_ - offset) * sizeof(float));
+  backed_from_ = offset;
 }
 
 void DataParallelStep::map_units_for_release() {
@@ -99,10 +118,6 @@ void DataParallelStep::map_units_for_release() {
     if (readers[e] > 1) shared_runs_.emplace_back(entries[e].offset, entries[e].offset + entries[e].numel);
 }
 
-void DataParallelStep::end_micro(int i, int n) {
-  sample_gradient_residency();
-  if (reduces(i, n)) reducer_->finish_step();
-}
 
 void DataParallelStep::sample_gradient_residency() {
   const float* g = model_.grads().data();

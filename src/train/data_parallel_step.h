@@ -83,9 +83,11 @@ class DataParallelStep {
   // ZeRO-2 keeps only its slice of the gradients: the rest is given back as each bucket is
   // reduced, and backed again (on a GPU; on the CPU the OS does it as a page is written) just
   // before a unit's backward writes it, so that at most the buckets in flight are held besides.
+  // Backward runs down the flat buffer: [backed_from_, end) is backed in this micro-batch.
   void map_units_for_release();
-  void back_gradients(size_t begin, size_t end);  // flat offsets, clipped to the window
-  void back_unit_below(size_t offset);            // the unit whose gradients end at offset
+  void grads_final_from(size_t offset);    // what hook() reports to
+  size_t unit_below(size_t offset) const;  // where the unit whose gradients end at offset starts
+  void back_down_to(size_t offset);
 
   dist::Communicator* comm_;
   dist::Communicator* tensor_;
@@ -97,6 +99,7 @@ class DataParallelStep {
   size_t peak_grad_bytes_ = 0;
   std::vector<size_t> unit_begins_;                      // each unit's first own gradient, ascending
   std::vector<std::pair<size_t, size_t>> shared_runs_;   // parameters several units read
+  size_t backed_from_ = 0;
 };
 
 }  // namespace strata

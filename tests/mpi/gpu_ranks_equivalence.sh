@@ -27,6 +27,15 @@ source "$(dirname "$0")/work_dir.sh"  # $WORK (kept with KEEP=1), mpirun as root
 source "$(dirname "$0")/lm_jobs.sh"   # lm_model, job, mp, $WORK/train.txt
 lm_model model 0.0
 lm_model model_drop 0.1
+# A model whose MLPs hold most of its parameters (not the tied embedding), for ZeRO-2's memory.
+lm_model model_wide 0.0
+python3 - "$WORK/model_wide/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+wide = {"hidden_size": 16, "intermediate_size": 4096, "num_hidden_layers": 8} if c["model_type"] == "bert" else \
+       {"n_embd": 16, "n_inner": 4096, "n_layer": 8}
+json.dump({**c, **wide}, open(sys.argv[1], "w"))
+PY
 source "$(dirname "$0")/train_runs.sh"  # run, resume
 ZERO2="deepspeed: {zero_optimization: {stage: 2}}"
 SAVE="save_strategy: steps
@@ -62,6 +71,7 @@ for side in "" cpu_; do
   [[ -d "$WORK/${side}save_pp2" ]] && mkdir -p "$WORK/${side}r_dp2" && cp -r "$WORK/${side}save_pp2/checkpoint-3" "$WORK/${side}r_dp2/"
 done
 both r_dp2 2 6 "resume_from_checkpoint: latest"
+[[ $MODE == emulated ]] && MODEL=$WORK/model_wide both z2_wide_dp3 3 4 "$ZERO2"
 
 grep -q "device: cuda:0" "$WORK/dp2.log" || { echo "FAILED: dp2 did not train on a GPU"; exit 1; }
 grep -q "collectives: MPI through host memory" "$WORK/dp2.log" || { echo "FAILED: no collectives line"; exit 1; }
@@ -99,6 +109,16 @@ if [[ $MODE == emulated ]]; then
   awk -v m="$middle" -v w="$whole" 'BEGIN { exit !(m > 0 && m < w / 2) }' ||
     { echo "FAILED: pp3_ckpt's middle stage holds $middle MiB of the parameters, the whole model is $whole MiB"; exit 1; }
   echo "GPU ranks hold the parameters and gradients CPU ranks hold (pp3_ckpt's middle stage: $middle of $whole MiB) -> ok"
+  # ZeRO-2 on a model whose blocks hold most of it: each GPU gives back the buckets it reduced
+  # and backs a unit's gradients only for its backward, so none ever holds them all at once.
+  cmp -s "$WORK/z2_wide_dp3/model.safetensors" "$WORK/cpu_z2_wide_dp3/model.safetensors" ||
+    { echo "FAILED: z2_wide_dp3 on emulated GPUs differs from CPU ranks"; exit 1; }
+  wide=$(held z2_wide_dp3 | grep "rank 0:" | figure "parameters resident")
+  held z2_wide_dp3 | figure "at most" | awk -v w="$wide" '$1 > 0.85 * w { bad = 1 } END { exit bad }' ||
+    { echo "FAILED: z2_wide_dp3: a GPU rank held more than 0.85 of the model's $wide MiB of gradients:";
+      held z2_wide_dp3; exit 1; }
+  echo "ZeRO-2 on 3 GPU ranks: gradients held at most $(held z2_wide_dp3 | figure "at most" | sort -n | tail -1) MiB" \
+       "of the model's $wide MiB (CPU ranks: $(held cpu_z2_wide_dp3 | figure "at most" | sort -n | tail -1)) -> ok"
 fi
 # shellcheck disable=SC2086
 PYTHONPATH="$(dirname "$0")" python3 - "$WORK" $LAYOUTS <<'PY'
