@@ -90,10 +90,11 @@ std::unique_ptr<ReservedMemory> make_reserved_memory(int device, void* compute, 
     return reinterpret_cast<void*>(p);
   };
   s.unreserve = [](void* p, size_t bytes) { check(driver().address_free(address(p), bytes), "cuMemAddressFree"); };
-  s.map = [prop, access, granularity, &allocator](void* chunk) {
+  s.map = [device, prop, access, granularity, &allocator](void* chunk) {
     CUmemGenericAllocationHandle handle{};
     CUresult r = driver().create(&handle, granularity, &prop, 0);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) {  // the caching allocator's free blocks may make room
+      STRATA_CUDA_CHECK(cudaSetDevice(device));
       STRATA_CUDA_CHECK(cudaDeviceSynchronize());
       allocator.empty_cache();
       r = driver().create(&handle, granularity, &prop, 0);
@@ -106,11 +107,17 @@ std::unique_ptr<ReservedMemory> make_reserved_memory(int device, void* compute, 
     return true;
   };
   s.unmap = [granularity](void* chunk) { check(driver().unmap(address(chunk), granularity), "cuMemUnmap"); };
-  s.zero = [compute](void* p, size_t bytes) {
+  // Called from the gradient reducer's thread too, whose current device is the runtime's default
+  // until set: each call that goes through the runtime names the GPU first.
+  s.zero = [device, compute](void* p, size_t bytes) {
+    STRATA_CUDA_CHECK(cudaSetDevice(device));
     STRATA_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, static_cast<cudaStream_t>(compute)));
   };
   // Kernels on any stream (a collective's, the copy stream) may still use a chunk given back.
-  s.wait_idle = [] { STRATA_CUDA_CHECK(cudaDeviceSynchronize()); };
+  s.wait_idle = [device] {
+    STRATA_CUDA_CHECK(cudaSetDevice(device));
+    STRATA_CUDA_CHECK(cudaDeviceSynchronize());
+  };
   s.account = [&allocator](std::ptrdiff_t bytes) { allocator.note_external(bytes); };
   return std::make_unique<ReservedMemory>(std::move(s));
 }
