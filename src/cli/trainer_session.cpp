@@ -21,6 +21,8 @@
 #include "train/memory_plan.h"
 #include "train/mixed_precision.h"
 #include "train/parallel_layout.h"
+#include "train/pipeline_partition.h"
+#include "train/pipeline_stages.h"
 #include "train/progress.h"
 #include "train/tensor_parallel.h"
 #include "util/console.h"
@@ -190,16 +192,25 @@ TrainerSession::TrainerSession(const TrainingArguments& a, Mode mode, Ranks& ran
   if (tokenizer.vocab_size() > static_cast<size_t>(cfg.vocab_size))
     fail(a.tokenizer_name, ": the tokenizer has ", tokenizer.vocab_size(), " tokens but ", a.model_name_or_path,
          "/config.json has vocab_size ", cfg.vocab_size);
+  // A pipeline stage loads (or initialises) only what it keeps: its parameters never pass
+  // through its memory, host or GPU, whole. The stages follow from the model's table alone.
+  EntryFilter keep;
+  if (groups_.pipeline->size() > 1) {
+    const std::unique_ptr<Model<float>> table_only = make_model<float>(cfg);  // reserved, never written
+    const PipelineStages stages(*table_only, partition_blocks(*table_only, args_, groups_.pipeline->size(),
+                                                              a.model_name_or_path + "/config.json", nullptr));
+    keep = stages.keeps(table_only->table(), groups_.pipeline->rank());
+  }
   if (io::has_weight_files(a.model_name_or_path)) {
     LoadReport report;
-    model = load_pretrained<float>(cfg, a.model_name_or_path, &report, static_cast<uint64_t>(a.seed));
+    model = load_pretrained<float>(cfg, a.model_name_or_path, &report, static_cast<uint64_t>(a.seed), keep);
     print_load_report(report, a.model_name_or_path);
   } else {
     if (mode != Mode::Train) fail(a.model_name_or_path, ": no model.safetensors to ", mode == Mode::Evaluate ? "evaluate" : "predict with");
     progress_message(cat(a.model_name_or_path, " has no weights: initialising a new ", cfg.architecture(),
                          " from its config.json (seed ", a.seed, ")"));
     model = make_model<float>(cfg);
-    model->init_weights(static_cast<uint64_t>(a.seed));
+    model->init_weights(static_cast<uint64_t>(a.seed), keep);
   }
   if (groups_.tensor->size() > 1) model->set_tensor_group(bind_tensor_group(*groups_.tensor));
   const bool main = world.rank() == 0;

@@ -86,13 +86,13 @@ size_t Model<T>::non_embedding_parameters() const {
 
 template <typename T>
 void Model<T>::allocate() {
-  // Values that read as zero and cost no memory until used: a pipeline stage uses only its
-  // window of the buffers and gives the rest back (PipelineStep::release_other_stages), and an
-  // inference never touches the gradients. Every parameter is initialised or loaded next, so a
-  // GPU backs them now; the gradients are backed where a step zeroes them (DataParallelStep).
+  // Values that read as zero and cost no memory until used: a pipeline stage loads only its
+  // window of the parameters (EntryFilter) and uses only its window of the gradients, and an
+  // inference never touches the gradients. On a GPU a parameter is backed when it is loaded or
+  // initialised (a copy backs what it writes), the gradients where a step zeroes them
+  // (DataParallelStep).
   params_ = Buffer<T>::reserved(table_.total());
   grads_ = Buffer<T>::reserved(table_.total());
-  kernels::back_memory(params_.data(), params_.size() * sizeof(T));
 }
 
 template <typename T>
@@ -128,8 +128,10 @@ void Model<T>::init_parameter(std::string_view name, uint64_t seed) {
 }
 
 template <typename T>
-void Model<T>::init_weights(uint64_t seed) {
-  for (const ParamEntry& e : table_.entries()) init_parameter(e.name, seed);
+void Model<T>::init_weights(uint64_t seed, const EntryFilter& keep) {
+  const auto& entries = table_.entries();
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (!keep || keep(i)) init_parameter(entries[i].name, seed);
 }
 
 template <typename T>

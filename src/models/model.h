@@ -93,6 +93,11 @@ std::vector<HeadOutput<T>> outputs_on_host(std::vector<HeadOutput<T>> outputs, s
 // parallelism starts reducing those buckets while backward continues).
 using GradsFinalHook = std::function<void(size_t)>;
 
+// Which entries of the parameter table a process keeps (a pipeline stage: the parameters it
+// owns and the shared ones it borrows, PipelineStages::keeps); an empty filter keeps all. What
+// it does not keep is never written, so it costs no memory (kernels/reserved_memory.h).
+using EntryFilter = std::function<bool(size_t entry)>;
+
 template <typename T>
 class Model {
  public:
@@ -121,7 +126,7 @@ class Model {
 
   // HF's _init_weights for this architecture: deterministic in (seed, parameter), any thread
   // count; a tensor-parallel slice gets its part of the unsplit tensor's values.
-  void init_weights(uint64_t seed);
+  void init_weights(uint64_t seed, const EntryFilter& keep = {});
   void init_parameter(std::string_view name, uint64_t seed);  // one tensor, same rule and stream
 
   // True for parameters of the base model (what freeze_base_model freezes, as HF's

@@ -47,9 +47,10 @@ std::map<std::string, std::string> map_checkpoint_names(const std::vector<std::s
 }
 
 // Fills every parameter of `model` found in DIR's safetensors; the rest are initialised and
-// listed as missing.
+// listed as missing. Entries `keep` rejects are checked and reported all the same, but neither
+// written nor initialised.
 template <typename T>
-LoadReport fill_from_checkpoint(Model<T>& model, const std::string& dir, uint64_t init_seed) {
+LoadReport fill_from_checkpoint(Model<T>& model, const std::string& dir, uint64_t init_seed, const EntryFilter& keep) {
   const ModelConfig& cfg = model.config();
   const io::SafetensorsSet files(dir);
   const auto by_model_name = map_checkpoint_names(files.names(), cfg);
@@ -65,7 +66,10 @@ LoadReport fill_from_checkpoint(Model<T>& model, const std::string& dir, uint64_
     return nullptr;
   };
 
-  for (const ParamEntry& e : model.table().entries()) {
+  const auto& entries = model.table().entries();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const ParamEntry& e = entries[i];
+    const bool kept = !keep || keep(i);
     const io::TensorView* t = lookup(e.name);
     if (!t) {  // HF may have kept the tied twin's name instead
       for (const auto& [alias, target] : model.tied_aliases())
@@ -73,7 +77,7 @@ LoadReport fill_from_checkpoint(Model<T>& model, const std::string& dir, uint64_
     }
     if (!t) {
       rep.missing.push_back(e.name);
-      model.init_parameter(e.name, init_seed);
+      if (kept) model.init_parameter(e.name, init_seed);
       continue;
     }
     if (t->dtype != DType::F32 && t->dtype != DType::F64 && t->dtype != DType::F16 && t->dtype != DType::BF16)
@@ -82,6 +86,7 @@ LoadReport fill_from_checkpoint(Model<T>& model, const std::string& dir, uint64_
     if (t->shape != e.global_shape)
       fail(dir, ": tensor '", t->name, "' has shape ", shape_str(t->shape), " but config.json implies ",
            shape_str(e.global_shape), " for ", e.name);
+    if (!kept) continue;
     StagedWrite<T> param(model.params(), e.offset, e.numel);
     if (e.replicated() || !model.tensor_split().split()) {
       io::convert_to<T>(*t, param.data());
@@ -107,9 +112,9 @@ LoadReport fill_from_checkpoint(Model<T>& model, const std::string& dir, uint64_
 
 template <typename T>
 std::unique_ptr<Model<T>> load_pretrained(const ModelConfig& cfg, const std::string& dir, LoadReport* report,
-                                                 uint64_t init_seed) {
+                                                 uint64_t init_seed, const EntryFilter& keep) {
   auto model = make_model<T>(cfg);
-  LoadReport rep = fill_from_checkpoint(*model, dir, init_seed);
+  LoadReport rep = fill_from_checkpoint(*model, dir, init_seed, keep);
   if (report) *report = std::move(rep);
   return model;
 }
@@ -121,8 +126,8 @@ std::unique_ptr<Model<T>> load_pretrained(const std::string& dir, LoadReport* re
 }
 
 template <typename T>
-void load_weights(Model<T>& model, const std::string& dir) {
-  const LoadReport rep = fill_from_checkpoint(model, dir, 0);
+void load_weights(Model<T>& model, const std::string& dir, const EntryFilter& keep) {
+  const LoadReport rep = fill_from_checkpoint(model, dir, 0, keep);
   if (!rep.missing.empty())
     fail(dir, ": checkpoint from another model: it has no tensor '", rep.missing.front(), "' (", rep.missing.size(),
          " missing)");
@@ -179,11 +184,11 @@ template std::unique_ptr<Model<float>> load_pretrained<float>(const std::string&
 template std::unique_ptr<Model<double>> load_pretrained<double>(const std::string&, LoadReport*, const Task*,
                                                                        uint64_t);
 template std::unique_ptr<Model<float>> load_pretrained<float>(const ModelConfig&, const std::string&,
-                                                                     LoadReport*, uint64_t);
+                                                                     LoadReport*, uint64_t, const EntryFilter&);
 template std::unique_ptr<Model<double>> load_pretrained<double>(const ModelConfig&, const std::string&,
-                                                                       LoadReport*, uint64_t);
-template void load_weights<float>(Model<float>&, const std::string&);
-template void load_weights<double>(Model<double>&, const std::string&);
+                                                                       LoadReport*, uint64_t, const EntryFilter&);
+template void load_weights<float>(Model<float>&, const std::string&, const EntryFilter&);
+template void load_weights<double>(Model<double>&, const std::string&, const EntryFilter&);
 template void save_pretrained<float>(const Model<float>&, const std::string&, uint64_t);
 template void save_pretrained<double>(const Model<double>&, const std::string&, uint64_t);
 

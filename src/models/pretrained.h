@@ -25,15 +25,18 @@ template <typename T>
 std::unique_ptr<Model<T>> load_pretrained(const std::string& dir, LoadReport* report = nullptr,
                                                  const Task* task_override = nullptr, uint64_t init_seed = 42);
 
-// The same with a config the caller has adjusted (e.g. the labels of a new task head).
+// The same with a config the caller has adjusted (e.g. the labels of a new task head), loading
+// (or initialising) only the entries `keep` accepts (a pipeline stage's); the report covers all.
 template <typename T>
 std::unique_ptr<Model<T>> load_pretrained(const ModelConfig& cfg, const std::string& dir,
-                                                 LoadReport* report = nullptr, uint64_t init_seed = 42);
+                                                 LoadReport* report = nullptr, uint64_t init_seed = 42,
+                                                 const EntryFilter& keep = {});
 
 // Loads DIR's weights into an existing model (resume, best model at end). Every parameter must
 // be there with its shape, and nothing else: anything else is a checkpoint of another model.
+// Only the entries `keep` accepts are written.
 template <typename T>
-void load_weights(Model<T>& model, const std::string& dir);
+void load_weights(Model<T>& model, const std::string& dir, const EntryFilter& keep = {});
 
 // Writes DIR/config.json and DIR/model.safetensors (F32, metadata format=pt, tied weights
 // stored once under HF's kept name), each atomically; creates DIR if needed. Weights of more

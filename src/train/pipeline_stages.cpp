@@ -68,6 +68,16 @@ std::vector<size_t> PipelineStages::borrowed(int s) const {
   return out;
 }
 
+EntryFilter PipelineStages::keeps(const ParamTable& table, int s) const {
+  std::vector<bool> kept(table.entries().size(), false);
+  for (size_t e = 0; e < kept.size(); ++e) {
+    const ParamEntry& p = table.entries()[e];
+    kept[e] = p.offset >= begin(s) && p.offset + p.numel <= end(s);
+  }
+  for (size_t e : borrowed(s)) kept[e] = true;
+  return [kept = std::move(kept)](size_t e) { return kept[e]; };
+}
+
 std::string PipelineStages::describe(const ParamTable& table) const {
   std::string out = cat("pipeline: ", count(), " stages\n");
   const int head = units_.back().end - 1;

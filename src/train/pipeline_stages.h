@@ -40,6 +40,9 @@ class PipelineStages {
   const std::vector<Shared>& shared() const { return shared_; }
   // Table entries stage s reads but another stage owns.
   std::vector<size_t> borrowed(int s) const;
+  // What stage s keeps: the entries of its window and those it borrows (the rest of the flat
+  // buffers it never reads or writes).
+  EntryFilter keeps(const ParamTable& table, int s) const;
 
   // One line per stage for the start-of-job banner: units, blocks, parameters owned and borrowed.
   std::string describe(const ParamTable& table) const;

@@ -56,6 +56,9 @@ std::unique_ptr<Model<float>> gather_whole_model(const Model<float>& local, dist
     ModelConfig cfg = local.config();
     cfg.tensor_split = {};
     whole = make_model<float>(cfg);
+    // Every parameter is written below, some by ops: backed whole first (a GPU's memory is
+    // not backed on touch).
+    kernels::back_memory(whole->params().data(), whole->params().size() * sizeof(float));
   }
   // One tensor at a time: each rank puts its slice into zeros and the sum lands at the root
   // (adding zeros is exact), so no rank holds more than one whole tensor besides its model. The
