@@ -17,7 +17,9 @@
 
 #include "dist/pipeline_schedule.h"
 #include "dist/stage_partition.h"
+#include "kernels/device.h"
 #include "models/config.h"
+#include "models/pretrained.h"
 #include "models/registry.h"
 #include "test_util_fs.h"
 #include "train/memory_plan.h"
@@ -243,6 +245,44 @@ TEST(PipelineStages, Gpt2TiedEmbeddingIsOwnedByTheFirstStageAndBorrowedByTheLast
   const PipelineStages one(*m, {4});
   EXPECT_TRUE(one.shared().empty());
   EXPECT_EQ(one.end(0), m->table().total());
+}
+
+// A stage loads only what it keeps (its window and what it borrows): those values as a whole
+// load has them, the rest never written (zero, and on the CPU no page of it resident beyond the
+// pages it shares with kept values), and the load report of the whole checkpoint.
+TEST(PipelineStages, AStageLoadsOnlyWhatItKeeps) {
+  const std::string dir = test::fixture("gpt2-causal-lm");
+  const ModelConfig cfg = load_model_config(dir);
+  LoadReport whole_report, report;
+  const auto whole = load_pretrained<float>(cfg, dir, &whole_report);
+  const PipelineStages st(*whole, {1, 1});
+  for (int s = 0; s < st.count(); ++s) {
+    const EntryFilter keep = st.keeps(whole->table(), s);
+    const auto part = load_pretrained<float>(cfg, dir, &report, 42, keep);
+    EXPECT_EQ(report.missing, whole_report.missing);
+    EXPECT_EQ(report.unexpected, whole_report.unexpected);
+    // Residency first: reading a page that was never written maps one (of zeros).
+    const auto& entries = whole->table().entries();
+    const std::vector<size_t> borrowed = st.borrowed(s);
+    size_t kept_bytes = 0;
+    for (size_t e = 0; e < entries.size(); ++e) kept_bytes += keep(e) ? entries[e].numel * sizeof(float) : 0;
+    const size_t resident = kernels::resident_bytes(part->params().data(), part->params().size() * sizeof(float));
+    EXPECT_LE(resident, kept_bytes + 2 * 4096 * (borrowed.size() + 1)) << "stage " << s;
+    for (size_t e = 0; e < entries.size(); ++e) {
+      const ParamEntry& p = entries[e];
+      const float* a = part->params().data() + p.offset;
+      const float* b = whole->params().data() + p.offset;
+      const bool lent = std::find(borrowed.begin(), borrowed.end(), e) != borrowed.end();
+      EXPECT_EQ(keep(e), lent || (p.offset >= st.begin(s) && p.offset + p.numel <= st.end(s))) << p.name;
+      if (keep(e))
+        EXPECT_TRUE(std::equal(a, a + p.numel, b)) << p.name;
+      else
+        EXPECT_TRUE(std::all_of(a, a + p.numel, [](float v) { return v == 0.0f; })) << p.name;
+    }
+    EXPECT_LT(kept_bytes, whole->params().size() * sizeof(float)) << "stage " << s;
+  }
+  // Stage 1 of GPT-2 borrows the tied embedding and loads it too.
+  EXPECT_TRUE(st.keeps(whole->table(), 1)(st.shared().at(0).entry));
 }
 
 TEST(PipelineStages, BertDecoderTiesAndAlbertSharedLayers) {
