@@ -273,7 +273,7 @@ void zero(void* p, size_t bytes) {
 
 namespace {
 
-size_t host_page() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+size_t host_page() { return backing_granularity(Device::cpu()); }
 
 // The reserve-and-map system over the arena: address space is a range of it, closed while not
 // backed; backing a chunk opens it with the arena, unbacking closes it and gives its pages

@@ -118,7 +118,6 @@ void DataParallelStep::map_units_for_release() {
     if (readers[e] > 1) shared_runs_.emplace_back(entries[e].offset, entries[e].offset + entries[e].numel);
 }
 
-
 void DataParallelStep::sample_gradient_residency() {
   const float* g = model_.grads().data();
   peak_grad_bytes_ = std::max(peak_grad_bytes_, kernels::resident_bytes(g + begin_, (end_ - begin_) * sizeof(float)));

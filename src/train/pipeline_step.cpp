@@ -323,26 +323,24 @@ void PipelineStep::finish_infer() {
   settle(idle);
 }
 
+EntryFilter PipelineStep::keeps() const { return layout_.keeps(model_.table(), stage_); }
+
 void PipelineStep::release_other_stages() {
   if (stages() == 1) return;
-  // Kept: the owned window and the borrowed entries; both are runs of the flat buffer.
-  std::vector<std::pair<size_t, size_t>> keep = {{layout_.begin(stage_), layout_.end(stage_)}};
-  for (size_t e : layout_.borrowed(stage_)) {
-    const ParamEntry& p = model_.table().entries()[e];
-    keep.push_back({p.offset, p.offset + p.numel});
-  }
-  std::sort(keep.begin(), keep.end());
-  size_t from = 0;
-  auto release = [&](size_t to) {
-    if (to <= from) return;
+  // The entries not kept, run by run (the table lists them in flat-buffer order, end to end).
+  const EntryFilter kept = keeps();
+  const auto& entries = model_.table().entries();
+  for (size_t e = 0; e < entries.size();) {
+    if (kept(e)) {
+      ++e;
+      continue;
+    }
+    const size_t from = entries[e].offset;
+    while (e < entries.size() && !kept(e)) ++e;
+    const size_t to = e < entries.size() ? entries[e].offset : model_.table().total();
     kernels::zero_and_release(model_.params().data() + from, (to - from) * sizeof(float));
     kernels::zero_and_release(model_.grads().data() + from, (to - from) * sizeof(float));
-  };
-  for (const auto& [b, e] : keep) {
-    release(b);
-    from = std::max(from, e);
   }
-  release(model_.table().total());
 }
 
 size_t PipelineStep::offload_pool_bytes() const {

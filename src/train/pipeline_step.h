@@ -72,8 +72,10 @@ class PipelineStep {
   ModelState* infer(const Batch& b);
   void finish_infer();  // waits for the last outputs sent and for the other stages
 
-  // Gives the pages of parameters and gradients this stage neither owns nor borrows back to
-  // the OS (after something wrote the whole model: a load).
+  // The parameters this stage keeps: those it owns and those it borrows (what a load writes).
+  EntryFilter keeps() const;
+  // Gives the memory of the parameters and gradients this stage does not keep back (to the OS,
+  // or a GPU's driver), after something wrote the whole model: a whole load, a gather to save.
   void release_other_stages();
   // Collective over the pipeline group: the first stage receives every stage's window of the
   // parameters, so that it holds the whole model (to save it); call release_other_stages after.

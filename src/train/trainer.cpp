@@ -14,10 +14,10 @@
 #include "core/exit_status.h"
 #include "io/files.h"
 #include "io/python_json.h"
+#include "kernels/device.h"
 #include "kernels/ops.h"
 #include "models/batch_checks.h"
 #include "models/pretrained.h"
-#include "kernels/device.h"
 #include "tensor/resident_memory.h"
 #include "train/memory_plan.h"
 #include "train/optimizer_files.h"
@@ -174,7 +174,7 @@ std::string Trainer::resolve_checkpoint(const std::string& spec) const {
 }
 
 void Trainer::resume_from(const std::string& dir) {
-  load_weights(*model_, dir, stages_->keeps(model_->table(), pipe_->stage()));
+  load_weights(*model_, dir, pipe_->keeps());
   state_ = load_checkpoint_state(dir, *model_, *optimizer_);
   // A checkpoint of an fp16 run carries its loss scale; one from a bf16 or fp32 run starts
   // fp16 at the initial scale (its skipped steps still count).
@@ -433,7 +433,7 @@ nlohmann::json Trainer::finish_training(TrainRun& run) {
   if (a.load_best_model_at_end && state_.has_best) {
     progress_message(cat("Loading best model from ", state_.best_model_checkpoint, " (",
                          a.best_metric_key(), " = ", state_.best_metric, ")"));
-    load_weights(*model_, state_.best_model_checkpoint, stages_->keeps(model_->table(), pipe_->stage()));
+    load_weights(*model_, state_.best_model_checkpoint, pipe_->keeps());
   }
   const int64_t steps_run = state_.global_step - run.start_step;
   // Throughput of the whole job (all ranks), as HF reports it.
